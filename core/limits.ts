@@ -1,0 +1,82 @@
+/**
+ * Every bound of the wire and of the `application_resources_v1` profile, once, named as the spec
+ * names it. Nothing else in the daemon spells these numbers.
+ */
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** wire-v2 section 1 */
+export const WIRE_LIMITS = {
+  frame_bytes: 65_536,
+  payload_bytes: 32_768,
+  record_bytes: 65_536,
+} as const;
+
+/** Retention of settled operation outcomes (wire-v2 section 6). */
+export const OPERATION_RETENTION_MS = 600_000;
+
+/** Daemon-chosen bounds the spec leaves open; each is documented in docs/protocol.md. */
+export const SERVICE_LIMITS = {
+  /** Requests a connection may have in flight before the daemon stops reading from it. */
+  in_flight_per_connection: 256,
+  /** Unsettled plus retained operation outcomes across the daemon. */
+  retained_operations: 16_384,
+  /** Outbound bytes queued for one connection before reading from it pauses. */
+  outbound_soft_bytes: 1 * MiB,
+  /** Outbound bytes queued for one connection before it is disconnected as too slow. */
+  outbound_hard_bytes: 8 * MiB,
+  /** Concurrent connections the listener accepts. */
+  connections: 128,
+  /** Page size bounds of session.list and session.replay. */
+  page_limit_max: 100,
+  /** Bytes of encoded records one replay page may carry, so the result fits the payload limit. */
+  replay_page_bytes: 24 * KiB,
+  /** session.create title and initialize client fields. */
+  title_bytes: 512,
+  workspace_path_bytes: 4_096,
+  client_field_bytes: 128,
+  requested_capabilities: 32,
+} as const;
+
+/** application-resources.md, "Bounds" and "Callback bounds". */
+export const PROFILE_LIMITS = {
+  tools_per_session: 16,
+  skills_per_session: 16,
+  registry_bytes: 32 * KiB,
+  combined_skill_bytes: 16 * KiB,
+  retained_snapshots: 256,
+  retained_entries: 1_024,
+  retained_bytes: 8 * MiB,
+  registry_sessions: 256,
+  registry_idle_timeout_ms: 900_000,
+  tool_source_bytes: 32 * KiB,
+  skill_source_bytes: 16 * KiB,
+  concurrent_captures: 1,
+  capture_reservation_bytes: 128 * KiB,
+  source_path_bytes: 1_024,
+  name_bytes: 48,
+  description_bytes: 512,
+  schema_required_properties: 32,
+  schema_property_name_bytes: 48,
+  schema_string_max_length_min: 1,
+  schema_string_max_length_max: 4_096,
+  tool_timeout_ms_min: 1_000,
+  tool_timeout_ms_max: 600_000,
+  tool_timeout_ms_default: 120_000,
+  executor_availability_timeout_ms: 60_000,
+  executors: 256,
+  executor_confirm_timeout_ms: 60_000,
+  executor_rotation_timeout_ms: 60_000,
+  executor_idle_timeout_ms: 900_000,
+  calls: 32,
+  calls_per_turn: 32,
+  evidence_turns: 256,
+  evidence_bytes_per_turn: 30 * KiB,
+  call_payload_bytes: 30 * KiB,
+  provider_call_id_bytes: 128,
+  argument_bytes: 16 * KiB,
+  result_bytes: 16 * KiB,
+  error_message_bytes: 512,
+  manifest_bytes: 18_000,
+  assistant_text_bytes: 20_000,
+} as const;

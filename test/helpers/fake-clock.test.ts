@@ -1,0 +1,14 @@
+import t from 'tap';
+import { fakeClock } from './fake-clock.js';
+
+t.test('a fake clock fires timers exactly at their deadline', async (t) => {
+  const clock = fakeClock();
+  const fired: number[] = [];
+  clock.setTimeout(() => fired.push(clock.now()), 1000);
+  const cancelled = clock.setTimeout(() => fired.push(-1), 500);
+  cancelled.cancel();
+  clock.advance(999);
+  t.same(fired, []);
+  clock.advance(1);
+  t.same(fired, [1000]);
+});
