@@ -1,0 +1,181 @@
+/*
+ * The two system calls Node does not expose that the daemon's endpoint needs:
+ * the peer credentials of a connected Unix socket and flock(2) for the lifetime lock.
+ * Failures are thrown as JS errors whose `code` is the errno name and `errno` its number.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <node_api.h>
+
+#define CHECK_NAPI(env, call)                                                                     \
+  do {                                                                                            \
+    if ((call) != napi_ok) {                                                                      \
+      throw_internal(env, #call);                                                                 \
+      return NULL;                                                                                \
+    }                                                                                             \
+  } while (0)
+
+static void throw_internal(napi_env env, const char *what) {
+  bool pending = false;
+  napi_is_exception_pending(env, &pending);
+  if (!pending) napi_throw_error(env, "ERR_MAGI_NATIVE", what);
+}
+
+static const char *errno_name(int err) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+  const char *name = strerrorname_np(err);
+  if (name != NULL) return name;
+#endif
+  switch (err) {
+    case EBADF: return "EBADF";
+    case EINTR: return "EINTR";
+    case EINVAL: return "EINVAL";
+    case ENOLCK: return "ENOLCK";
+    case ENOTSOCK: return "ENOTSOCK";
+    case ENOTCONN: return "ENOTCONN";
+    case ENOPROTOOPT: return "ENOPROTOOPT";
+    case ENOSYS: return "ENOSYS";
+    case EFAULT: return "EFAULT";
+    case EWOULDBLOCK: return "EWOULDBLOCK";
+    default: return "EUNKNOWN";
+  }
+}
+
+/* Throws `<syscall>: <strerror>` with `.code` the errno name and `.errno` the number. */
+static void throw_errno(napi_env env, const char *syscall, int err) {
+  char text[160];
+  const char *name = errno_name(err);
+  snprintf(text, sizeof text, "%s failed: %s (%s)", syscall, strerror(err), name);
+
+  napi_value code, message, error, errno_value, syscall_value;
+  if (napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code) != napi_ok ||
+      napi_create_string_utf8(env, text, NAPI_AUTO_LENGTH, &message) != napi_ok ||
+      napi_create_error(env, code, message, &error) != napi_ok ||
+      napi_create_int32(env, err, &errno_value) != napi_ok ||
+      napi_set_named_property(env, error, "errno", errno_value) != napi_ok ||
+      napi_create_string_utf8(env, syscall, NAPI_AUTO_LENGTH, &syscall_value) != napi_ok ||
+      napi_set_named_property(env, error, "syscall", syscall_value) != napi_ok) {
+    throw_internal(env, syscall);
+    return;
+  }
+  napi_throw(env, error);
+}
+
+/* Reads a non-negative int32 file descriptor; throws a TypeError otherwise. */
+static bool fd_argument(napi_env env, napi_value value, int *fd) {
+  napi_valuetype type;
+  double number;
+  if (napi_typeof(env, value, &type) != napi_ok || type != napi_number ||
+      napi_get_value_double(env, value, &number) != napi_ok || number < 0 || number > 2147483647.0 ||
+      number != (double)(int)number) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "fd must be a non-negative integer");
+    return false;
+  }
+  *fd = (int)number;
+  return true;
+}
+
+static bool bool_argument(napi_env env, napi_value value, const char *name, bool *result) {
+  napi_valuetype type;
+  if (napi_typeof(env, value, &type) != napi_ok || type != napi_boolean ||
+      napi_get_value_bool(env, value, result) != napi_ok) {
+    char text[64];
+    snprintf(text, sizeof text, "%s must be a boolean", name);
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", text);
+    return false;
+  }
+  return true;
+}
+
+static bool set_int(napi_env env, napi_value object, const char *name, int64_t value) {
+  napi_value number;
+  return napi_create_int64(env, value, &number) == napi_ok &&
+         napi_set_named_property(env, object, name, number) == napi_ok;
+}
+
+/* peerCredentials(fd) -> {pid, uid, gid} of the process at the other end of a connected Unix socket. */
+static napi_value peer_credentials(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 1) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "peerCredentials takes (fd)");
+    return NULL;
+  }
+  int fd;
+  if (!fd_argument(env, argv[0], &fd)) return NULL;
+
+#if defined(SO_PEERCRED)
+  struct ucred credentials;
+  socklen_t length = sizeof credentials;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) {
+    throw_errno(env, "getsockopt(SO_PEERCRED)", errno);
+    return NULL;
+  }
+  napi_value result;
+  CHECK_NAPI(env, napi_create_object(env, &result));
+  if (!set_int(env, result, "pid", credentials.pid) || !set_int(env, result, "uid", credentials.uid) ||
+      !set_int(env, result, "gid", credentials.gid)) {
+    throw_internal(env, "peerCredentials");
+    return NULL;
+  }
+  return result;
+#else
+  (void)fd;
+  throw_errno(env, "getsockopt(SO_PEERCRED)", ENOSYS);
+  return NULL;
+#endif
+}
+
+/* flock(fd, exclusive, nonBlocking) -> true when locked, false when another holder has it (EWOULDBLOCK). */
+static napi_value flock_fd(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 3) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "flock takes (fd, exclusive, nonBlocking)");
+    return NULL;
+  }
+  int fd;
+  bool exclusive, non_blocking;
+  if (!fd_argument(env, argv[0], &fd) || !bool_argument(env, argv[1], "exclusive", &exclusive) ||
+      !bool_argument(env, argv[2], "nonBlocking", &non_blocking)) {
+    return NULL;
+  }
+
+  int operation = (exclusive ? LOCK_EX : LOCK_SH) | (non_blocking ? LOCK_NB : 0);
+  int status;
+  do {
+    status = flock(fd, operation);
+  } while (status != 0 && errno == EINTR);
+
+  napi_value result;
+  if (status != 0) {
+    if (errno == EWOULDBLOCK) {
+      CHECK_NAPI(env, napi_get_boolean(env, false, &result));
+      return result;
+    }
+    throw_errno(env, "flock", errno);
+    return NULL;
+  }
+  CHECK_NAPI(env, napi_get_boolean(env, true, &result));
+  return result;
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+  napi_property_descriptor properties[] = {
+      {"peerCredentials", NULL, peer_credentials, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"flock", NULL, flock_fd, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  CHECK_NAPI(env, napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties));
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)
