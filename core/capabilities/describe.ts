@@ -1,0 +1,54 @@
+import { APPLICATION_RESOURCES } from '../connections/connection.js';
+import { PROFILE_LIMITS, WIRE_LIMITS } from '../limits.js';
+
+/** Capability tokens a client may request. */
+export const KNOWN_CAPABILITIES: readonly string[] = [APPLICATION_RESOURCES];
+
+/** Retired tokens: requesting one rejects the whole initialize. */
+export const RETIRED_CAPABILITIES: readonly string[] = [
+  'application_callbacks_inline_v1',
+  'application_callbacks_session_v1',
+];
+
+export interface WireSurface {
+  /** Method name to whether it belongs to the profile. */
+  methods: Iterable<[string, { profile?: boolean }]>;
+  events: Iterable<[string, { profile: boolean }]>;
+}
+
+/** The `capabilities` object of initialize and `capabilities`, fixed for a connection's life. */
+export function describeCapabilities(
+  negotiated: readonly string[],
+  surface: WireSurface,
+): Record<string, unknown> {
+  const methods = [...surface.methods];
+  const events = [...surface.events];
+  const names = (list: Array<[string, { profile?: boolean }]>, profile: boolean) =>
+    list
+      .filter(([, options]) => (options.profile === true) === profile)
+      .map(([name]) => name)
+      .sort();
+  const capabilities: Record<string, unknown> = {
+    operations: names(methods, false),
+    events: names(events, false),
+  };
+  if (negotiated.includes(APPLICATION_RESOURCES)) {
+    const operations = names(methods, true);
+    capabilities.application_callbacks = {
+      profile: APPLICATION_RESOURCES,
+      source_kinds: ['inline', 'workspace_file'],
+      registry: operations.includes('session.resources.list'),
+      reconnect_evidence: operations.includes('turn.application_evidence'),
+      operations,
+      events: names(events, true),
+      ...PROFILE_LIMITS,
+    };
+  }
+  return capabilities;
+}
+
+export const ADVERTISED_LIMITS = {
+  frame_bytes: WIRE_LIMITS.frame_bytes,
+  payload_bytes: WIRE_LIMITS.payload_bytes,
+  record_bytes: WIRE_LIMITS.record_bytes,
+};

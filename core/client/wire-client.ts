@@ -1,0 +1,243 @@
+import { connect, type Socket } from 'node:net';
+import { isSameUser, peerCredentials } from '../endpoint/peer-credentials.js';
+import { newId } from '../ids.js';
+import { WIRE_LIMITS } from '../limits.js';
+import { LineSplitter } from '../wire/line-splitter.js';
+
+export interface ResponseFrame {
+  type: 'response';
+  id: string | null;
+  instance_id: string;
+  ok: boolean;
+  result?: Record<string, unknown>;
+  error?: { code: string; message: string };
+}
+
+export interface EventFrame {
+  type: 'event';
+  event: string;
+  session_id: string | null;
+  operation_id: string | null;
+  grant_generation: number | null;
+  sequence: number | null;
+  payload: Record<string, unknown>;
+}
+
+export interface Envelope {
+  session?: string | null;
+  control?: string | null;
+  operation?: string | null;
+  id?: string;
+}
+
+/** A refusal from the daemon, carrying its wire error code. */
+export class WireCallError extends Error {
+  readonly code: string;
+  constructor(method: string, code: string) {
+    super(`${method}: ${code}`);
+    this.code = code;
+  }
+}
+
+type Waiter<T> = {
+  match: (frame: T) => boolean;
+  resolve: (frame: T) => void;
+  reject: (error: Error) => void;
+};
+
+/**
+ * A wire v2 client over any byte transport: it writes request lines and sorts the frames it reads
+ * into responses by id, id-less responses and events, each awaitable.
+ */
+export class WireClient {
+  readonly #write: (line: string) => void;
+  readonly #end: () => void;
+  readonly #splitter = new LineSplitter(WIRE_LIMITS.frame_bytes * 4);
+  readonly #responses = new Map<string, ResponseFrame>();
+  readonly #nullResponses: ResponseFrame[] = [];
+  readonly #events: EventFrame[] = [];
+  #responseWaiters: Array<Waiter<ResponseFrame>> = [];
+  #eventWaiters: Array<Waiter<EventFrame>> = [];
+  #closed = false;
+  /** Every frame received, in order, for tests that check ordering or privacy. */
+  readonly received: string[] = [];
+
+  constructor(transport: { write: (line: string) => void; end: () => void }) {
+    this.#write = transport.write;
+    this.#end = transport.end;
+  }
+
+  /** Feeds bytes read from the daemon. */
+  receive(bytes: Buffer | string): void {
+    for (const line of this.#splitter.push(typeof bytes === 'string' ? Buffer.from(bytes) : bytes)) {
+      if (line.kind !== 'line') continue;
+      const text = line.bytes.toString('utf8');
+      this.received.push(text);
+      const frame = JSON.parse(text) as ResponseFrame | EventFrame;
+      if (frame.type === 'event') this.#deliverEvent(frame);
+      else this.#deliverResponse(frame);
+    }
+  }
+
+  /** The transport closed: every waiter fails. */
+  closedByPeer(): void {
+    this.#closed = true;
+    for (const waiter of [...this.#responseWaiters, ...this.#eventWaiters]) {
+      waiter.reject(new Error('connection closed'));
+    }
+    this.#responseWaiters = [];
+    this.#eventWaiters = [];
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  sendRaw(text: string): void {
+    this.#write(text);
+  }
+
+  send(method: string, payload: Record<string, unknown> = {}, envelope: Envelope = {}): string {
+    const id = envelope.id ?? newId('r');
+    const frame = {
+      type: 'request',
+      id,
+      method,
+      session_id: envelope.session ?? null,
+      control_token: envelope.control ?? null,
+      operation_id: envelope.operation ?? null,
+      payload,
+    };
+    this.#write(`${JSON.stringify(frame)}\n`);
+    return id;
+  }
+
+  response(id: string, timeoutMs = 5000): Promise<ResponseFrame> {
+    const ready = this.#responses.get(id);
+    if (ready) {
+      this.#responses.delete(id);
+      return Promise.resolve(ready);
+    }
+    return this.#wait(this.#responseWaiters, (frame) => frame.id === id, timeoutMs, `response ${id}`);
+  }
+
+  nullResponse(timeoutMs = 5000): Promise<ResponseFrame> {
+    const ready = this.#nullResponses.shift();
+    if (ready) return Promise.resolve(ready);
+    return this.#wait(this.#responseWaiters, (frame) => frame.id === null, timeoutMs, 'id-less response');
+  }
+
+  event(name: string, timeoutMs = 5000): Promise<EventFrame> {
+    const index = this.#events.findIndex((frame) => frame.event === name);
+    if (index !== -1) return Promise.resolve(this.#events.splice(index, 1)[0]!);
+    return this.#wait(this.#eventWaiters, (frame) => frame.event === name, timeoutMs, `event ${name}`);
+  }
+
+  /** Events received and not yet awaited. */
+  get pendingEvents(): readonly EventFrame[] {
+    return this.#events;
+  }
+
+  request(
+    method: string,
+    payload: Record<string, unknown> = {},
+    envelope: Envelope = {},
+  ): Promise<ResponseFrame> {
+    return this.response(this.send(method, payload, envelope));
+  }
+
+  /** The result of a successful call; a refusal throws WireCallError with its code. */
+  async call(
+    method: string,
+    payload: Record<string, unknown> = {},
+    envelope: Envelope = {},
+  ): Promise<Record<string, unknown>> {
+    const frame = await this.request(method, payload, envelope);
+    if (!frame.ok) throw new WireCallError(method, frame.error?.code ?? 'unknown');
+    return frame.result ?? {};
+  }
+
+  initialize(capabilities: string[] = ['application_resources_v1']): Promise<Record<string, unknown>> {
+    return this.call('initialize', {
+      wire: 2,
+      client: { name: 'magi-client', version: '1' },
+      requested_capabilities: capabilities,
+    });
+  }
+
+  close(): void {
+    this.#end();
+  }
+
+  #deliverResponse(frame: ResponseFrame): void {
+    const waiter = this.#responseWaiters.find((w) => w.match(frame));
+    if (waiter) {
+      this.#responseWaiters = this.#responseWaiters.filter((w) => w !== waiter);
+      waiter.resolve(frame);
+    } else if (frame.id === null) this.#nullResponses.push(frame);
+    else this.#responses.set(frame.id, frame);
+  }
+
+  #deliverEvent(frame: EventFrame): void {
+    const waiter = this.#eventWaiters.find((w) => w.match(frame));
+    if (waiter) {
+      this.#eventWaiters = this.#eventWaiters.filter((w) => w !== waiter);
+      waiter.resolve(frame);
+    } else this.#events.push(frame);
+  }
+
+  #wait<T>(
+    list: Array<Waiter<T>>,
+    match: (frame: T) => boolean,
+    timeoutMs: number,
+    what: string,
+  ): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error(`connection closed while waiting for ${what}`));
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const index = list.indexOf(waiter);
+        if (index !== -1) list.splice(index, 1);
+        reject(new Error(`timed out waiting for ${what}`));
+      }, timeoutMs);
+      const waiter: Waiter<T> = {
+        match,
+        resolve: (frame) => {
+          clearTimeout(timer);
+          resolve(frame);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      list.push(waiter);
+    });
+  }
+}
+
+/**
+ * Connects to a daemon's socket. The daemon must run as this user: a peer of another uid is
+ * refused before a byte is sent.
+ */
+export function connectSocket(
+  path: string,
+): Promise<{ client: WireClient; socket: Socket; daemonPid: number }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(path);
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      const credentials = peerCredentials(socket);
+      if (!isSameUser(credentials)) {
+        socket.destroy();
+        reject(new Error('the daemon on this socket runs as another user'));
+        return;
+      }
+      const client = new WireClient({ write: (line) => socket.write(line), end: () => socket.end() });
+      socket.on('data', (bytes: Buffer) => client.receive(bytes));
+      socket.on('close', () => client.closedByPeer());
+      socket.on('error', () => {});
+      resolve({ client, socket, daemonPid: credentials.pid });
+    });
+  });
+}

@@ -1,0 +1,46 @@
+import { newId } from '../ids.js';
+import type { Outbound } from './outbound.js';
+
+export const APPLICATION_RESOURCES = 'application_resources_v1';
+
+/**
+ * One client connection, framework-free: its identity, what it negotiated, its in-flight request ids
+ * and its outbound frames. Features attach what they need through `onClose`.
+ */
+export class Connection {
+  readonly id = newId('conn');
+  readonly outbound: Outbound;
+  initialized = false;
+  negotiated: readonly string[] = [];
+  readonly inFlight = new Set<string>();
+  #closed = false;
+  readonly #closeListeners: Array<(connection: Connection) => void> = [];
+
+  constructor(outbound: Outbound) {
+    this.outbound = outbound;
+  }
+
+  get profileSelected(): boolean {
+    return this.negotiated.includes(APPLICATION_RESOURCES);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  send(frame: string): boolean {
+    return !this.#closed && this.outbound.send(frame);
+  }
+
+  onClose(listener: (connection: Connection) => void): void {
+    if (this.#closed) listener(this);
+    else this.#closeListeners.push(listener);
+  }
+
+  /** Marks the connection gone and tells every listener once. */
+  markClosed(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const listener of this.#closeListeners.splice(0)) listener(this);
+  }
+}

@@ -1,0 +1,182 @@
+import type { Clock } from '../clock.js';
+import type { Connection } from '../connections/connection.js';
+import { WireError } from '../errors.js';
+import { matchesVerifier, verifierOf } from '../hashing.js';
+import type { HistoryStore } from '../history/history-store.js';
+import { newId, newSecret } from '../ids.js';
+
+/** Proof that a request carries the session's current control. */
+export interface Grant {
+  sessionId: string;
+  connection: Connection;
+  generation: number;
+}
+
+export interface ClaimSnapshot {
+  turn: Record<string, unknown> | null;
+  terminal: Record<string, unknown> | null;
+}
+
+interface Controller {
+  connection: Connection;
+  verifier: Buffer;
+  generation: number;
+}
+
+interface LiveSession {
+  controller: Controller | null;
+  /** The token that closed the session, which may repeat its close and nothing else. */
+  closedBy: { connection: Connection; verifier: Buffer } | null;
+}
+
+export interface SessionControlOptions {
+  history: HistoryStore;
+  clock: Clock;
+  /** Tells a superseded controller that its control was taken over. */
+  revoked: (connection: Connection, sessionId: string, generation: number) => void;
+  /** The claim snapshot of a session's active turn and last terminal, as the connection may see them. */
+  snapshot?: (sessionId: string, connection: Connection) => ClaimSnapshot;
+}
+
+/**
+ * Who controls which session. Control is live state: a fresh unpredictable token per claim, kept
+ * only as a verifier, bound to the claiming connection, and gone when that connection is.
+ */
+export class SessionControl {
+  readonly #options: SessionControlOptions;
+  readonly #live = new Map<string, LiveSession>();
+  /** Sessions each connection controls or closed, so a disconnect ends exactly those. */
+  readonly #byConnection = new WeakMap<Connection, Set<string>>();
+  readonly #controlEndedListeners: Array<(sessionId: string) => void> = [];
+
+  constructor(options: SessionControlOptions) {
+    this.#options = options;
+  }
+
+  create(workspace: string, title: string | null): { session_id: string; workspace: string } {
+    const now = this.#options.clock.wallNow();
+    const sessionId = newId('ses');
+    this.#options.history.createSession(
+      { session_id: sessionId, workspace, title, created_at: now, updated_at: now },
+      { kind: 'session.created', created_at: now, data: { title } },
+    );
+    return { session_id: sessionId, workspace };
+  }
+
+  claim(
+    sessionId: string,
+    connection: Connection,
+  ): { control_token: string; grant_generation: number; snapshot: ClaimSnapshot } {
+    const { history, clock } = this.#options;
+    if (!history.session(sessionId)) throw new WireError('unknown_session');
+    const generation = history.nextGrantGeneration(sessionId, clock.wallNow());
+    const token = newSecret();
+    const live = this.#liveSession(sessionId);
+    const previous = live.controller;
+    live.controller = { connection, verifier: verifierOf(token), generation };
+    live.closedBy = null;
+    if (previous && previous.connection !== connection) {
+      this.#options.revoked(previous.connection, sessionId, previous.generation);
+    }
+    this.#track(connection, sessionId);
+    const snapshot = this.#options.snapshot?.(sessionId, connection) ?? { turn: null, terminal: null };
+    return { control_token: token, grant_generation: generation, snapshot };
+  }
+
+  /** The grant a request proves with its token on its connection, or a refusal. */
+  authorize(sessionId: string, token: string | null, connection: Connection): Grant {
+    const controller = this.#controllerOf(sessionId);
+    if (!controller || controller.connection !== connection || !matchesVerifier(token, controller.verifier)) {
+      throw new WireError('unauthorized');
+    }
+    return { sessionId, connection, generation: controller.generation };
+  }
+
+  release(grant: Grant): void {
+    this.#endControl(grant.sessionId);
+  }
+
+  /**
+   * Ends the caller's control. Repeating the close with the token that closed the session answers
+   * `closed` again; that token authorizes nothing else.
+   */
+  close(
+    sessionId: string,
+    token: string | null,
+    connection: Connection,
+    activeTurn: boolean,
+  ): 'closing' | 'closed' {
+    const live = this.#live.get(sessionId);
+    const closedBy = live?.closedBy;
+    if (closedBy && closedBy.connection === connection && matchesVerifier(token, closedBy.verifier))
+      return 'closed';
+    const grant = this.authorize(sessionId, token, connection);
+    const verifier = this.#live.get(sessionId)!.controller!.verifier;
+    this.#endControl(grant.sessionId);
+    this.#liveSession(sessionId).closedBy = { connection, verifier };
+    this.#track(connection, sessionId);
+    const now = this.#options.clock.wallNow();
+    this.#options.history.appendRecord(sessionId, { kind: 'session.closed', created_at: now, data: {} });
+    return activeTurn ? 'closing' : 'closed';
+  }
+
+  isClaimed(sessionId: string): boolean {
+    return this.#live.get(sessionId)?.controller != null;
+  }
+
+  get claimedCount(): number {
+    let count = 0;
+    for (const live of this.#live.values()) if (live.controller) count++;
+    return count;
+  }
+
+  /** Calls `listener` whenever a session stops having a controller (release, close, disconnect). */
+  onControlEnded(listener: (sessionId: string) => void): void {
+    this.#controlEndedListeners.push(listener);
+  }
+
+  #controllerOf(sessionId: string): Controller | null {
+    const controller = this.#live.get(sessionId)?.controller;
+    if (controller) return controller;
+    if (!this.#options.history.session(sessionId)) throw new WireError('unknown_session');
+    return null;
+  }
+
+  #liveSession(sessionId: string): LiveSession {
+    let live = this.#live.get(sessionId);
+    if (!live) {
+      live = { controller: null, closedBy: null };
+      this.#live.set(sessionId, live);
+    }
+    return live;
+  }
+
+  #endControl(sessionId: string): void {
+    const live = this.#live.get(sessionId);
+    if (!live?.controller) return;
+    live.controller = null;
+    if (!live.closedBy) this.#live.delete(sessionId);
+    for (const listener of this.#controlEndedListeners) listener(sessionId);
+  }
+
+  #track(connection: Connection, sessionId: string): void {
+    let sessions = this.#byConnection.get(connection);
+    if (!sessions) {
+      const tracked = new Set<string>();
+      sessions = tracked;
+      this.#byConnection.set(connection, tracked);
+      connection.onClose(() => {
+        for (const id of tracked) this.#connectionClosed(id, connection);
+      });
+    }
+    sessions.add(sessionId);
+  }
+
+  #connectionClosed(sessionId: string, connection: Connection): void {
+    const live = this.#live.get(sessionId);
+    if (!live) return;
+    if (live.closedBy?.connection === connection) live.closedBy = null;
+    if (live.controller?.connection === connection) this.#endControl(sessionId);
+    else if (!live.controller && !live.closedBy) this.#live.delete(sessionId);
+  }
+}

@@ -1,0 +1,121 @@
+import { createServer as createHttpServer } from 'node:http';
+import { join } from 'node:path';
+import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { type Clock, systemClock } from '../core/clock.js';
+import { createListener, type Listener } from '../core/connections/listener.js';
+import { ERROR_MESSAGES, isWireError } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { SERVICE_LIMITS } from '../core/limits.js';
+import capabilities from '../routes/capabilities.js';
+import initialize from '../routes/initialize.js';
+import operationLookup from '../routes/operation.lookup.js';
+import sessionClaim from '../routes/session.claim.js';
+import sessionClose from '../routes/session.close.js';
+import sessionCreate from '../routes/session.create.js';
+import sessionList from '../routes/session.list.js';
+import sessionRelease from '../routes/session.release.js';
+import sessionReplay from '../routes/session.replay.js';
+import status from '../routes/status.js';
+import control from './control.js';
+import debugHttp from './debug-http.js';
+import framing from './framing/index.js';
+import history from './history.js';
+import idleStop from './idle-stop.js';
+import operations from './operations.js';
+import provider, { type ProviderSettings } from './provider.js';
+
+export interface AppOptions {
+  /** The daemon's home; its durable state lives in `<home>/state`. */
+  home: string;
+  clock?: Clock;
+  provider?: ProviderSettings;
+  logger?: FastifyBaseLogger;
+  debugHttp?: boolean;
+  /** 0 (the default) disables the idle stop. */
+  idleTimeoutMs?: number;
+  /** Called when the idle stop decides to stop; the caller closes the app. */
+  onIdle?: () => void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    listener: Listener;
+  }
+}
+
+const NO_PROVIDER: ProviderSettings = { baseUrl: null, model: null, apiKey: null };
+
+/**
+ * Builds the daemon: one Fastify instance whose server is the Unix-socket listener, with the
+ * framing plugin in front of one route per wire method. Nothing listens until the caller says so.
+ */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const clock = options.clock ?? systemClock;
+  let listener: Listener | undefined;
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    disableRequestLogging: true,
+    return503OnClosing: true,
+    serverFactory: (handler) => {
+      const http = options.debugHttp
+        ? createHttpServer((request, response) => {
+            // Only the read-only inspection routes are HTTP; the wire methods are reachable only as frames.
+            if (request.method === 'GET' && request.url?.startsWith('/debug/'))
+              return handler(request, response);
+            response.writeHead(404, { 'content-type': 'application/json' });
+            response.end('{"error":"not found"}');
+          })
+        : null;
+      listener = createListener(
+        {
+          wire: (socket) => app.framing.accept(socket),
+          ...(http ? { http: (socket) => http.emit('connection', socket) } : {}),
+        },
+        SERVICE_LIMITS.connections,
+      );
+      return listener.server as never;
+    },
+  });
+  app.decorate('instanceId', newId('inst'));
+  app.decorate('listener', listener!);
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (isWireError(error)) return reply.code(error.statusCode).send(error.toJSON());
+    if (error.validation) {
+      return reply.code(400).send({ code: 'invalid_payload', message: ERROR_MESSAGES.invalid_payload });
+    }
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send({ code: 'internal_error', message: ERROR_MESSAGES.internal_error });
+  });
+
+  await app.register(framing);
+  await app.register(provider, { settings: options.provider ?? NO_PROVIDER });
+  await app.register(history, { stateDir: join(options.home, 'state') });
+  await app.register(operations, { clock });
+  await app.register(control, { clock });
+  await app.register(idleStop, {
+    clock,
+    idleTimeoutMs: options.idleTimeoutMs ?? 0,
+    onIdle: () => {
+      app.listener.refuseNew();
+      options.onIdle?.();
+    },
+  });
+  for (const route of [
+    initialize,
+    capabilities,
+    status,
+    sessionCreate,
+    sessionClaim,
+    sessionRelease,
+    sessionClose,
+    sessionList,
+    sessionReplay,
+    operationLookup,
+  ]) {
+    await app.register(route);
+  }
+  if (options.debugHttp) await app.register(debugHttp);
+  return app;
+}

@@ -1,0 +1,236 @@
+import type { Socket } from 'node:net';
+import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
+import { Connection } from '../../core/connections/connection.js';
+import { type FrameSink, Outbound } from '../../core/connections/outbound.js';
+import { ERROR_MESSAGES, type ErrorCode } from '../../core/errors.js';
+import { SERVICE_LIMITS, WIRE_LIMITS } from '../../core/limits.js';
+import { checkEnvelope, decodeLine, envelopeFits, type RequestEnvelope } from '../../core/wire/envelope.js';
+import { encodeError, encodeResult } from '../../core/wire/frames.js';
+import { LineSplitter } from '../../core/wire/line-splitter.js';
+import type { WireRouteOptions } from '../wire-route.js';
+import { FrameRequest, FrameResponse } from './frame-exchange.js';
+
+/** A connection driven without a socket: the in-process half of the test client uses it. */
+export interface FrameChannel {
+  connection: Connection;
+  receive(bytes: Buffer | string): void;
+  close(): void;
+}
+
+export interface Framing {
+  /** Serves NDJSON on an accepted socket whose peer was already checked. */
+  accept(socket: Socket): Connection;
+  /** Opens a connection whose frames go to `sink` and whose bytes the caller feeds. */
+  open(sink: FrameSink): FrameChannel;
+  readonly connections: ReadonlySet<Connection>;
+  /** Requests routed and not yet answered, across all connections. */
+  readonly inFlight: number;
+  /** Wire methods by name, as their routes declared them. */
+  readonly methods: ReadonlyMap<string, WireRouteOptions>;
+  /** Events by name, with whether only profile connections receive them. */
+  readonly events: ReadonlyMap<string, { profile: boolean }>;
+  /** Declares an event a plugin emits, so capabilities can list it. */
+  declareEvent(name: string, options?: { profile?: boolean }): void;
+  /** Calls `listener` whenever the number of connections changes. */
+  onConnectionsChanged(listener: () => void): void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    framing: Framing;
+    instanceId: string;
+  }
+}
+
+const BOUNDS = {
+  softBytes: SERVICE_LIMITS.outbound_soft_bytes,
+  hardBytes: SERVICE_LIMITS.outbound_hard_bytes,
+};
+
+/**
+ * NDJSON framing: splits each connection's bytes into lines, checks each as a wire v2 envelope and
+ * routes it through Fastify as a call of the route named after its method. Everything the wire
+ * decides before a method runs (frame and payload limits, malformed envelopes, duplicate ids,
+ * initialization, the method's null/set members) is decided here, once, for every method.
+ */
+const framing: FastifyPluginAsync = async (fastify) => {
+  const methods = new Map<string, WireRouteOptions>();
+  const events = new Map<string, { profile: boolean }>();
+  const connections = new Set<Connection>();
+  const connectionListeners: Array<() => void> = [];
+  /** Per socket connection: resumes reading once it is no longer held back. */
+  const answered = new WeakMap<Connection, () => void>();
+  let inFlight = 0;
+  let draining = false;
+  let drained: (() => void) | null = null;
+
+  fastify.addHook('onRoute', (route) => {
+    const wire = route.config?.wire;
+    if (wire) methods.set(route.url.slice(1), wire);
+  });
+
+  fastify.addHook('onRequest', (request, reply, done) => {
+    const raw = request.raw as unknown as FrameRequest;
+    if (!(raw instanceof FrameRequest)) {
+      // Plain HTTP reaches only routes that are not wire methods (the debug inspection).
+      if (request.routeOptions.config.wire) reply.code(404).send({ error: 'not found' });
+      else done();
+      return;
+    }
+    request.body = raw.envelope.payload;
+    request.wire = {
+      connection: raw.connection,
+      envelope: raw.envelope,
+      grant: null,
+      operationReserved: false,
+    };
+    done();
+  });
+  fastify.decorateRequest('wire', null as never);
+
+  function connectionsChanged(): void {
+    for (const listener of connectionListeners) listener();
+  }
+
+  function register(connection: Connection): void {
+    connections.add(connection);
+    connection.onClose(() => {
+      connections.delete(connection);
+      connectionsChanged();
+    });
+    connectionsChanged();
+  }
+
+  function reply(connection: Connection, id: string | null, code: ErrorCode): void {
+    connection.send(encodeError(id, fastify.instanceId, code, ERROR_MESSAGES[code]));
+  }
+
+  type Admission =
+    | { refused: ErrorCode; id: string | null }
+    | { refused: null; envelope: RequestEnvelope; options: WireRouteOptions };
+
+  function handleLine(connection: Connection, line: Buffer | null): void {
+    const admission = admit(connection, line);
+    if (admission.refused === null) dispatch(connection, admission.envelope, admission.options);
+    else reply(connection, admission.id, admission.refused);
+  }
+
+  /** Everything the wire decides about a line before its method runs, in the order wire-v2 gives. */
+  function admit(connection: Connection, line: Buffer | null): Admission {
+    if (line === null) return { refused: 'limit_exceeded', id: null };
+    const decoded = decodeLine(line);
+    if (decoded.kind === 'invalid') return { refused: 'invalid_request', id: null };
+    const { safeId } = decoded;
+    if (safeId !== null && connection.inFlight.has(safeId))
+      return { refused: 'duplicate_request_id', id: safeId };
+    const envelope = checkEnvelope(decoded.value);
+    if (typeof envelope === 'string') return { refused: envelope, id: safeId };
+    const { id, method } = envelope;
+    if (draining) return { refused: 'shutting_down', id };
+    const options = methods.get(method);
+    if (!connection.initialized && method !== 'initialize') {
+      return { refused: options ? 'not_initialized' : 'unknown_method', id };
+    }
+    if (!options || (options.profile && !connection.profileSelected))
+      return { refused: 'unknown_method', id };
+    if (!envelopeFits(envelope, options)) return { refused: 'invalid_request', id };
+    return { refused: null, envelope, options };
+  }
+
+  function dispatch(connection: Connection, envelope: RequestEnvelope, options: WireRouteOptions): void {
+    connection.inFlight.add(envelope.id);
+    inFlight++;
+    const response = new FrameResponse((statusCode, body) => {
+      connection.inFlight.delete(envelope.id);
+      inFlight--;
+      connection.send(encodeResponse(envelope.id, statusCode, body));
+      answered.get(connection)?.();
+      if (draining && inFlight === 0) drained?.();
+    });
+    fastify.routing(new FrameRequest(envelope, connection, options) as never, response as never);
+  }
+
+  function encodeResponse(id: string, statusCode: number, body: string): string {
+    if (statusCode === 503)
+      return encodeError(id, fastify.instanceId, 'shutting_down', ERROR_MESSAGES.shutting_down);
+    if (Buffer.byteLength(body) > WIRE_LIMITS.payload_bytes) {
+      fastify.log.error({ bytes: Buffer.byteLength(body) }, 'a response exceeded the payload limit');
+      return encodeError(id, fastify.instanceId, 'internal_error', ERROR_MESSAGES.internal_error);
+    }
+    if (statusCode < 400) return encodeResult(id, fastify.instanceId, body);
+    return `{"type":"response","id":${JSON.stringify(id)},"instance_id":${JSON.stringify(fastify.instanceId)},"ok":false,"error":${body}}\n`;
+  }
+
+  function feed(connection: Connection, splitter: LineSplitter, bytes: Buffer): void {
+    for (const line of splitter.push(bytes)) {
+      handleLine(connection, line.kind === 'line' ? line.bytes : null);
+    }
+  }
+
+  const accept = (socket: Socket): Connection => {
+    const outbound = new Outbound(socket, BOUNDS);
+    const connection = new Connection(outbound);
+    const splitter = new LineSplitter(WIRE_LIMITS.frame_bytes);
+    const readPaused = () =>
+      outbound.congested || connection.inFlight.size >= SERVICE_LIMITS.in_flight_per_connection;
+    const resumeIfPossible = () => {
+      if (socket.isPaused() && !readPaused()) socket.resume();
+    };
+    outbound.onCongestion = (congested) => (congested ? socket.pause() : resumeIfPossible());
+    socket.on('data', (bytes: Buffer) => {
+      feed(connection, splitter, bytes);
+      if (readPaused()) socket.pause();
+    });
+    socket.on('drain', () => {
+      outbound.drained();
+      resumeIfPossible();
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => connection.markClosed());
+    // Ending flushes what is queued (the answers of a drain) before the socket goes.
+    connection.onClose(() => socket.end(() => socket.destroy()));
+    answered.set(connection, resumeIfPossible);
+    register(connection);
+    socket.resume();
+    return connection;
+  };
+
+  const open = (sink: FrameSink): FrameChannel => {
+    const connection = new Connection(new Outbound(sink, BOUNDS));
+    const splitter = new LineSplitter(WIRE_LIMITS.frame_bytes);
+    register(connection);
+    return {
+      connection,
+      receive: (bytes) => feed(connection, splitter, typeof bytes === 'string' ? Buffer.from(bytes) : bytes),
+      close: () => connection.markClosed(),
+    };
+  };
+
+  fastify.decorate('framing', {
+    accept,
+    open,
+    connections,
+    get inFlight() {
+      return inFlight;
+    },
+    methods,
+    events,
+    declareEvent: (name: string, eventOptions?: { profile?: boolean }) => {
+      events.set(name, { profile: eventOptions?.profile === true });
+    },
+    onConnectionsChanged: (listener: () => void) => {
+      connectionListeners.push(listener);
+    },
+  } satisfies Framing);
+
+  // Drain: new requests are refused with shutting_down, requests in flight are answered, then every
+  // connection is ended so that the listener can close.
+  fastify.addHook('preClose', async () => {
+    draining = true;
+    if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
+    for (const connection of connections) connection.markClosed();
+  });
+};
+
+export default fp(framing, { name: 'framing', fastify: '5.x' });

@@ -1,0 +1,24 @@
+import { join } from 'node:path';
+import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
+import { HistoryStore } from '../core/history/history-store.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    history: HistoryStore;
+  }
+}
+
+export interface HistoryOptions {
+  /** The daemon's state directory; the store lives in it. */
+  stateDir: string;
+}
+
+/** The durable store of sessions and their records, open while the daemon runs. */
+const history: FastifyPluginAsync<HistoryOptions> = async (fastify, options) => {
+  const store = new HistoryStore(join(options.stateDir, 'history.sqlite3'));
+  fastify.decorate('history', store);
+  fastify.addHook('onClose', async () => store.close());
+};
+
+export default fp(history, { name: 'history', fastify: '5.x' });

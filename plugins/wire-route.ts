@@ -1,0 +1,35 @@
+import type { Connection } from '../core/connections/connection.js';
+import type { Grant } from '../core/sessions/session-control.js';
+import type { EnvelopeRules, RequestEnvelope } from '../core/wire/envelope.js';
+
+/** What a wire method declares in its route's `config.wire`. */
+export interface WireRouteOptions extends EnvelopeRules {
+  /** Only on connections that selected `application_resources_v1`. */
+  profile?: boolean;
+  /**
+   * Whether the control plugin checks the envelope's control token before the handler runs.
+   * Defaults to true when `control` is required; a method that judges the token itself says false.
+   */
+  authorize?: boolean;
+  /** Reduces a successful result to what `operation.lookup` may retain (secrets never are). */
+  retain?: (result: never) => unknown;
+}
+
+/** Per-request wire state, set by the framing plugin before any other hook runs. */
+export interface WireContext {
+  connection: Connection;
+  envelope: RequestEnvelope;
+  /** Set by the control plugin when the method requires the session's control. */
+  grant: Grant | null;
+  /** Set by the operations plugin when it reserved the envelope's operation id. */
+  operationReserved: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    wire?: WireRouteOptions;
+  }
+  interface FastifyRequest {
+    wire: WireContext;
+  }
+}

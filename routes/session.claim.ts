@@ -1,0 +1,33 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { EmptyPayload, Snapshot } from './schemas.js';
+
+const Result = Type.Object({
+  control_token: Type.String(),
+  grant_generation: Type.Integer(),
+  snapshot: Snapshot,
+});
+
+type ClaimResult = { control_token: string; grant_generation: number; snapshot: unknown };
+
+/** `session.claim`: makes this connection the controller, taking over from any other. */
+const sessionClaim: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.post(
+    '/session.claim',
+    {
+      schema: { body: EmptyPayload, response: { 200: Result } },
+      config: {
+        wire: {
+          session: 'required',
+          control: 'null',
+          operation: 'required',
+          // The token is a secret: a lookup reports the claim without it.
+          retain: ({ control_token: _token, ...rest }: ClaimResult) => rest,
+        },
+      },
+    },
+    async (request) => fastify.sessions.claim(request.wire.envelope.session_id!, request.wire.connection),
+  );
+};
+
+export default sessionClaim;

@@ -1,0 +1,24 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { EmptyPayload } from './schemas.js';
+
+const Result = Type.Object({ status: Type.Union([Type.Literal('closing'), Type.Literal('closed')]) });
+
+/** `session.close`: ends the caller's control, cancelling an active turn; idempotent for its token. */
+const sessionClose: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.post(
+    '/session.close',
+    {
+      schema: { body: EmptyPayload, response: { 200: Result } },
+      // The token that closed the session may repeat the close, so the method judges the token itself.
+      config: { wire: { session: 'required', control: 'required', operation: 'required', authorize: false } },
+    },
+    async (request) => {
+      const { envelope, connection } = request.wire;
+      const status = fastify.sessions.close(envelope.session_id!, envelope.control_token, connection, false);
+      return { status };
+    },
+  );
+};
+
+export default sessionClose;

@@ -1,0 +1,112 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { connectSocket, WireClient } from '../../core/client/wire-client.js';
+import { type AppOptions, buildApp } from '../../plugins/app.js';
+import { type FakeClock, fakeClock } from './fake-clock.js';
+
+export type Transport = 'in-process' | 'socket';
+
+/** Every wire test runs once per transport: the same frames in process and over a real socket. */
+export const TRANSPORTS: readonly Transport[] = ['in-process', 'socket'];
+
+export interface TestDaemon {
+  app: FastifyInstance;
+  clock: FakeClock;
+  home: string;
+  /** A workspace directory sessions can be created over. */
+  workspace: string;
+  /** A new raw connection (not initialized). */
+  open(transport: Transport): Promise<WireClient>;
+  /** A new connection, initialized with the profile unless told otherwise. */
+  connect(transport: Transport, capabilities?: string[]): Promise<WireClient>;
+  socketPath(): Promise<string>;
+}
+
+interface Tap {
+  teardown(fn: () => unknown): void;
+}
+
+/** A daemon in process with a fake clock, torn down with the test. */
+export async function startDaemon(t: Tap, options: Partial<AppOptions> = {}): Promise<TestDaemon> {
+  const root = mkdtempSync(join(tmpdir(), 'magid-test-'));
+  const home = join(root, 'home');
+  const workspace = join(root, 'ws');
+  mkdirSync(workspace);
+  const clock = fakeClock();
+  const app = await buildApp({ home, clock, ...options });
+  await app.ready();
+  const clients: WireClient[] = [];
+  let listening: Promise<string> | null = null;
+
+  t.teardown(async () => {
+    for (const client of clients) client.close();
+    await app.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const socketPath = () => {
+    listening ??= (async () => {
+      const path = join(root, 'd.sock');
+      await app.listen({ path });
+      return path;
+    })();
+    return listening;
+  };
+
+  const open = async (transport: Transport): Promise<WireClient> => {
+    let client: WireClient;
+    if (transport === 'socket') {
+      client = (await connectSocket(await socketPath())).client;
+    } else {
+      let channel: ReturnType<FastifyInstance['framing']['open']> | undefined;
+      client = new WireClient({
+        write: (line) => channel?.receive(line),
+        end: () => channel?.close(),
+      });
+      const inProcess = client;
+      channel = app.framing.open({
+        write: (frame: string) => inProcess.receive(frame),
+        writableLength: 0,
+        destroyed: false,
+        destroy: () => inProcess.closedByPeer(),
+      });
+      channel.connection.onClose(() => inProcess.closedByPeer());
+    }
+    clients.push(client);
+    return client;
+  };
+
+  return {
+    app,
+    clock,
+    home,
+    workspace,
+    open,
+    connect: async (transport, capabilities = ['application_resources_v1']) => {
+      const client = await open(transport);
+      await client.initialize(capabilities);
+      return client;
+    },
+    socketPath,
+  };
+}
+
+let counter = 0;
+/** A fresh operation id. */
+export function op(): string {
+  counter++;
+  return `op-${process.pid}-${counter}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/** Creates a session and claims it on `client`. */
+export async function claimedSession(
+  client: WireClient,
+  workspace: string,
+): Promise<{ session: string; control: string; generation: number }> {
+  const created = await client.call('session.create', { workspace, title: null }, { operation: op() });
+  const session = created.session_id as string;
+  const claim = await client.call('session.claim', {}, { session, operation: op() });
+  return { session, control: claim.control_token as string, generation: claim.grant_generation as number };
+}
