@@ -1,0 +1,56 @@
+import { connectSocket } from '../core/client/wire-client.js';
+
+/** `magid status`: asks the running daemon for its status over its socket. */
+export async function status(socketPath: string): Promise<number> {
+  let connection: Awaited<ReturnType<typeof connectSocket>>;
+  try {
+    connection = await connectSocket(socketPath);
+  } catch {
+    process.stdout.write(`${JSON.stringify({ running: false })}\n`);
+    return 1;
+  }
+  const { client, daemonPid } = connection;
+  const init = await client.initialize([]);
+  const result = await client.call('status');
+  client.close();
+  process.stdout.write(
+    `${JSON.stringify({ running: true, pid: daemonPid, instance_id: init.instance_id, status: result })}\n`,
+  );
+  return 0;
+}
+
+/**
+ * `magid stop`: connects, learns the daemon's pid from the socket's peer credentials (the same
+ * check that proves the daemon runs as this user), asks it to drain with SIGTERM and waits.
+ */
+export async function stop(socketPath: string, waitMs = 15_000): Promise<number> {
+  let connection: Awaited<ReturnType<typeof connectSocket>>;
+  try {
+    connection = await connectSocket(socketPath);
+  } catch {
+    process.stdout.write(`${JSON.stringify({ running: false })}\n`);
+    return 1;
+  }
+  const { client, daemonPid } = connection;
+  client.close();
+  process.kill(daemonPid, 'SIGTERM');
+  const deadline = Date.now() + waitMs;
+  while (Date.now() < deadline) {
+    if (!isAlive(daemonPid)) {
+      process.stdout.write(`${JSON.stringify({ stopped: true, pid: daemonPid })}\n`);
+      return 0;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  process.stderr.write('magid: the daemon did not stop in time\n');
+  return 1;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

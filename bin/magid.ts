@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+import { DAEMON } from '../config/daemon.js';
+import { clientSocket, serveSettings } from '../config/settings.js';
+import { status, stop } from './control-client.js';
+import { serve } from './serve.js';
+
+function nonNegativeInteger(value: string): number {
+  if (!/^\d{1,10}$/.test(value)) throw new InvalidArgumentError('expected a whole number of milliseconds');
+  return Number(value);
+}
+
+const program = new Command('magid').description('the magi daemon').version(DAEMON.version);
+
+program
+  .command('serve')
+  .description('run the daemon in the foreground')
+  .option('--socket <path>', 'the Unix socket to listen on')
+  .option('--home <dir>', 'the daemon home (default ~/.magi)')
+  .option(
+    '--idle-timeout-ms <ms>',
+    'stop after this long with no connection and no work (0: never)',
+    nonNegativeInteger,
+  )
+  .option('--provider-base-url <url>', 'an OpenAI-compatible Chat Completions base URL')
+  .option('--model <name>', 'the model to ask')
+  .option('--debug-http', 'serve read-only debug routes over plain HTTP on the same socket')
+  .option('--log-level <level>', 'pino log level', 'info')
+  .action(async (flags) => {
+    process.exit(await serve(serveSettings(flags)));
+  });
+
+for (const [name, description, run] of [
+  ['status', 'show the running daemon status', status],
+  ['stop', 'ask the running daemon to drain and exit', stop],
+] as const) {
+  program
+    .command(name)
+    .description(description)
+    .option('--socket <path>', 'the daemon socket')
+    .option('--home <dir>', 'the daemon home, to find its default socket')
+    .action(async (flags) => {
+      process.exitCode = await run(clientSocket(flags));
+    });
+}
+
+await program.parseAsync();

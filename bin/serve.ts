@@ -1,0 +1,96 @@
+import { lstatSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import pino from 'pino';
+import type { ServeSettings } from '../config/settings.js';
+import { EndpointError } from '../core/endpoint/endpoint-error.js';
+import { LifetimeLock } from '../core/endpoint/lifetime-lock.js';
+import {
+  checkSocketPath,
+  prepareSocketDirectory,
+  privateBindPath,
+  publishSocket,
+  type SocketIdentity,
+  unpublishSocket,
+} from '../core/endpoint/socket-path.js';
+import { buildApp } from '../plugins/app.js';
+
+/** How often the daemon checks that its lock file and socket are still its own. */
+const OWNERSHIP_CHECK_MS = 2_000;
+
+/**
+ * `magid serve`: takes the home's lifetime lock and the socket name's lock, listens on a private
+ * name and renames it into place, prints the ready line, and on SIGTERM/SIGINT or idle drains and
+ * exits 0. Only the holder of both locks ever replaces or removes the socket.
+ */
+export async function serve(settings: ServeSettings): Promise<number> {
+  const log = pino({ level: settings.logLevel, base: { pid: process.pid } }, pino.destination(2));
+  process.umask(0o077);
+  const locks: LifetimeLock[] = [];
+  try {
+    checkSocketPath(settings.socket);
+    mkdirSync(settings.home, { recursive: true, mode: 0o700 });
+    locks.push(LifetimeLock.acquire(join(settings.home, 'magid.lock')));
+    prepareSocketDirectory(dirname(settings.socket));
+    locks.push(LifetimeLock.acquire(`${settings.socket}.lock`));
+  } catch (error) {
+    for (const lock of locks) lock.release();
+    if (error instanceof EndpointError) {
+      process.stderr.write(`magid: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+
+  let identity: SocketIdentity | null = null;
+  let stopping: Promise<void> | null = null;
+  let exit: (code: number) => void = () => {};
+  const exited = new Promise<number>((resolve) => (exit = resolve));
+  const app = await buildApp({
+    home: settings.home,
+    provider: settings.provider,
+    logger: log,
+    debugHttp: settings.debugHttp,
+    idleTimeoutMs: settings.idleTimeoutMs,
+    onIdle: () => stop('idle', 0, true),
+  });
+
+  const stop = (reason: string, code: number, unpublish: boolean): void => {
+    stopping ??= (async () => {
+      log.info({ reason }, 'stopping');
+      clearInterval(watch);
+      await app.close();
+      if (unpublish && identity) unpublishSocket(settings.socket, identity);
+      for (const lock of locks) lock.release();
+      log.info('stopped');
+      exit(code);
+    })();
+  };
+
+  // A lock file or socket that is no longer ours means another daemon may own the name now: stop
+  // serving, and leave the name alone.
+  const watch = setInterval(() => {
+    const socketIsOurs = identity === null || stillPublished(settings.socket, identity);
+    if (!locks.every((lock) => lock.isStillOurs()) || !socketIsOurs) stop('ownership lost', 2, false);
+  }, OWNERSHIP_CHECK_MS);
+  watch.unref();
+
+  const privatePath = privateBindPath(settings.socket);
+  await app.listen({ path: privatePath });
+  identity = publishSocket(privatePath, settings.socket);
+  process.stdout.write(
+    `${JSON.stringify({ ready: true, socket: settings.socket, pid: process.pid, instance_id: app.instanceId })}\n`,
+  );
+  log.info({ instance_id: app.instanceId }, 'listening');
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop(signal, 0, true));
+  return exited;
+}
+
+function stillPublished(path: string, identity: SocketIdentity): boolean {
+  try {
+    const stats = lstatSync(path, { bigint: true });
+    return stats.dev === identity.dev && stats.ino === identity.ino;
+  } catch {
+    return false;
+  }
+}

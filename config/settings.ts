@@ -1,0 +1,51 @@
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
+import { defaultSocketPath } from '../core/endpoint/socket-path.js';
+import type { ProviderSettings } from '../plugins/provider.js';
+
+/** The environment variable the provider's API key is read from (never from the command line). */
+export const API_KEY_VARIABLE = 'MAGI_API_KEY';
+
+export interface ServeFlags {
+  socket?: string;
+  home?: string;
+  idleTimeoutMs?: number;
+  providerBaseUrl?: string;
+  model?: string;
+  debugHttp?: boolean;
+  logLevel?: string;
+}
+
+export interface ServeSettings {
+  home: string;
+  socket: string;
+  idleTimeoutMs: number;
+  provider: ProviderSettings;
+  debugHttp: boolean;
+  logLevel: string;
+}
+
+/** The embedded defaults, overridden by flags; the only place the environment is read. */
+export function serveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv = process.env): ServeSettings {
+  const home = resolve(flags.home ?? resolve(homedir(), '.magi'));
+  return {
+    home,
+    socket: resolve(flags.socket ?? defaultSocketPath(home, env)),
+    idleTimeoutMs: flags.idleTimeoutMs ?? 0,
+    provider: {
+      baseUrl: flags.providerBaseUrl ?? null,
+      model: flags.model ?? null,
+      apiKey: env[API_KEY_VARIABLE] || null,
+    },
+    debugHttp: flags.debugHttp ?? false,
+    logLevel: flags.logLevel ?? 'info',
+  };
+}
+
+/** Where `magid status` and `magid stop` look for the daemon when no socket is named. */
+export function clientSocket(
+  flags: { socket?: string; home?: string },
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  return serveSettings(flags, env).socket;
+}
