@@ -42,7 +42,7 @@ export async function serve(settings: ServeSettings): Promise<number> {
   }
 
   let identity: SocketIdentity | null = null;
-  let stopping: Promise<void> | null = null;
+  let stopping = false;
   let exit: (code: number) => void = () => {};
   const exited = new Promise<number>((resolve) => (exit = resolve));
   const app = await buildApp({
@@ -55,7 +55,9 @@ export async function serve(settings: ServeSettings): Promise<number> {
   });
 
   const stop = (reason: string, code: number, unpublish: boolean): void => {
-    stopping ??= (async () => {
+    if (stopping) return;
+    stopping = true;
+    void (async () => {
       log.info({ reason }, 'stopping');
       clearInterval(watch);
       await app.close();
