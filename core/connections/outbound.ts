@@ -53,6 +53,11 @@ export class Outbound {
     }
   }
 
+  /** Bytes written and not yet taken by the peer. */
+  get queuedBytes(): number {
+    return this.#sink.writableLength;
+  }
+
   get congested(): boolean {
     return this.#congested;
   }

@@ -28,14 +28,21 @@ interface Tap {
   teardown(fn: () => unknown): void;
 }
 
+export interface TestDaemonOptions extends Partial<AppOptions> {
+  /** Registers test-only routes or hooks before the daemon is ready. */
+  setup?: (app: FastifyInstance) => Promise<void>;
+}
+
 /** A daemon in process with a fake clock, torn down with the test. */
-export async function startDaemon(t: Tap, options: Partial<AppOptions> = {}): Promise<TestDaemon> {
+export async function startDaemon(t: Tap, options: TestDaemonOptions = {}): Promise<TestDaemon> {
   const root = mkdtempSync(join(tmpdir(), 'magid-test-'));
   const home = join(root, 'home');
   const workspace = join(root, 'ws');
   mkdirSync(workspace);
   const clock = fakeClock();
-  const app = await buildApp({ home, clock, ...options });
+  const { setup, ...appOptions } = options;
+  const app = await buildApp({ home, clock, ...appOptions });
+  await setup?.(app);
   await app.ready();
   const clients: WireClient[] = [];
   let listening: Promise<string> | null = null;
