@@ -28,7 +28,12 @@ const operations: FastifyPluginAsync<{ clock: Clock }> = async (fastify, options
     const { envelope } = request.wire;
     if (envelope.operation_id === null) return done();
     try {
-      ledger.begin(envelope.operation_id, envelope.method, envelope.session_id);
+      // Only a session that exists scopes its operations; a refusal for a missing one is anyone's to read.
+      const scope =
+        envelope.session_id !== null && fastify.history.session(envelope.session_id)
+          ? envelope.session_id
+          : null;
+      ledger.begin(envelope.operation_id, envelope.method, scope);
       request.wire.operationReserved = true;
       done();
     } catch (error) {
@@ -52,4 +57,4 @@ const operations: FastifyPluginAsync<{ clock: Clock }> = async (fastify, options
   });
 };
 
-export default fp(operations, { name: 'operations', fastify: '5.x', dependencies: ['framing'] });
+export default fp(operations, { name: 'operations', fastify: '5.x', dependencies: ['framing', 'history'] });
