@@ -1,0 +1,130 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { HistoryStore } from '../../../core/history/history-store.js';
+
+function store(t: { teardown: (fn: () => void) => void }) {
+  const dir = mkdtempSync(join(tmpdir(), 'magid-history-'));
+  const file = join(dir, 'state', 'history.sqlite3');
+  const opened: HistoryStore[] = [];
+  t.teardown(() => {
+    for (const s of opened) s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    file,
+    open: () => {
+      const s = new HistoryStore(file);
+      opened.push(s);
+      return s;
+    },
+  };
+}
+
+const session = (id: string) => ({
+  session_id: id,
+  workspace: '/w',
+  title: null,
+  created_at: 1,
+  updated_at: 1,
+});
+const record = (kind: string, data: Record<string, unknown> = {}) => ({ kind, created_at: 2, data });
+
+t.test('sessions and records survive reopening', async (t) => {
+  const { open } = store(t);
+  const first = open();
+  first.createSession(session('s1'), record('session.created'));
+  first.appendRecord('s1', record('note', { n: 1 }));
+  first.close();
+  const again = open();
+  t.equal(again.countSessions(), 1);
+  const page = again.records('s1', 0, 10, 24_000);
+  t.same(
+    page.items.map((r) => [r.kind, r.data]),
+    [
+      ['session.created', {}],
+      ['note', { n: 1 }],
+    ],
+  );
+  t.equal(page.next, null);
+});
+
+t.test('grant generations only grow, across reopening', async (t) => {
+  const { open } = store(t);
+  const first = open();
+  first.createSession(session('s1'), record('session.created'));
+  t.equal(first.nextGrantGeneration('s1', 5), 1);
+  t.equal(first.nextGrantGeneration('s1', 6), 2);
+  first.close();
+  t.equal(open().nextGrantGeneration('s1', 7), 3);
+});
+
+t.test('a record over 65,536 bytes encoded is refused and nothing is written', async (t) => {
+  const { open } = store(t);
+  const s = open();
+  s.createSession(session('s1'), record('session.created'));
+  t.throws(() => s.appendRecord('s1', record('big', { text: 'x'.repeat(65_536) })), {
+    code: 'limit_exceeded',
+  });
+  t.equal(s.records('s1', 0, 10, 24_000).items.length, 1);
+  s.appendRecord('s1', record('fits', { text: 'x'.repeat(60_000) }));
+});
+
+t.test(
+  'pages are bounded by count and bytes; a record larger than a page is listed without its data',
+  async (t) => {
+    const { open } = store(t);
+    const s = open();
+    s.createSession(session('s1'), record('session.created'));
+    for (let i = 0; i < 5; i++) s.appendRecord('s1', record('mid', { text: 'y'.repeat(9_000) }));
+    s.appendRecord('s1', record('huge', { text: 'z'.repeat(40_000) }));
+    const first = s.records('s1', 0, 100, 24_000);
+    t.same(
+      first.items.map((r) => r.kind),
+      ['session.created', 'mid', 'mid'],
+    );
+    const second = s.records('s1', first.next!, 100, 24_000);
+    t.same(
+      second.items.map((r) => r.kind),
+      ['mid', 'mid'],
+    );
+    const third = s.records('s1', second.next!, 100, 24_000);
+    t.same(
+      third.items.map((r) => r.kind),
+      ['mid'],
+    );
+    const fourth = s.records('s1', third.next!, 100, 24_000);
+    t.same(
+      fourth.items.map((r) => [r.kind, r.data, r.omitted]),
+      [['huge', null, true]],
+    );
+    t.equal(fourth.next, null);
+  },
+);
+
+t.test('sessions list in creation order by page', async (t) => {
+  const { open } = store(t);
+  const s = open();
+  for (const id of ['a', 'b', 'c']) s.createSession(session(id), record('session.created'));
+  const first = s.listSessions(0, 2);
+  t.same(
+    first.items.map((r) => r.session_id),
+    ['a', 'b'],
+  );
+  const second = s.listSessions(first.next!, 2);
+  t.same(
+    second.items.map((r) => r.session_id),
+    ['c'],
+  );
+  t.equal(second.next, null);
+});
+
+t.test('the store is SQLite in WAL mode', async (t) => {
+  const { open, file } = store(t);
+  open();
+  const Database = (await import('better-sqlite3')).default;
+  const raw = new Database(file, { readonly: true });
+  t.teardown(() => raw.close());
+  t.equal(raw.pragma('journal_mode', { simple: true }), 'wal');
+});
