@@ -1,0 +1,157 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { ConfigError, defaultConfig, loadConfigFile, parseConfig } from '../../config/config-file.js';
+
+/** A value that must never appear in an error message. */
+const SECRET = 'sk-do-not-echo-4f1c';
+
+function homeWith(t: Test, text: string | Buffer): string {
+  const home = t.testdir();
+  writeFileSync(join(home, 'config.json'), text);
+  return home;
+}
+
+function refusal(t: Test, text: string, message: string, pointer: string | null): void {
+  const home = homeWith(t, text);
+  let caught: unknown;
+  try {
+    loadConfigFile(home);
+  } catch (error) {
+    caught = error;
+  }
+  t.type(caught, ConfigError, `${JSON.stringify(text)} is refused`);
+  const error = caught as ConfigError;
+  t.equal(error.message, message);
+  t.equal(error.pointer, pointer);
+  t.notMatch(error.message, SECRET, 'the value is not echoed');
+}
+
+t.test('a missing file means the defaults', async (t) => {
+  const config = loadConfigFile(t.testdir());
+  t.same(config, { skills: { disabled: [] }, tools: { disabled: [] } });
+  t.same(config, defaultConfig());
+});
+
+t.test('a missing home means the defaults too', async (t) => {
+  t.same(loadConfigFile(join(t.testdir(), 'absent')), defaultConfig());
+});
+
+t.test('a valid file lists disabled skills and tools', async (t) => {
+  const home = homeWith(
+    t,
+    JSON.stringify({ skills: { disabled: ['Review'] }, tools: { disabled: ['web_fetch'] } }),
+  );
+  t.same(loadConfigFile(home), { skills: { disabled: ['Review'] }, tools: { disabled: ['web_fetch'] } });
+});
+
+t.test('absent known fields are filled with their defaults', async (t) => {
+  t.same(parseConfig('{}'), defaultConfig());
+  t.same(parseConfig('{"skills":{}}'), defaultConfig());
+  t.same(parseConfig('{"tools":{"disabled":["a"]}}'), {
+    skills: { disabled: [] },
+    tools: { disabled: ['a'] },
+  });
+});
+
+t.test('unknown fields are passed through untouched, at the top level and nested', async (t) => {
+  const document = {
+    version: 3,
+    theme: { colour: 'dark', sizes: [1, 2] },
+    skills: { disabled: ['a'], search_paths: ['/opt/skills'], extra: null },
+    tools: { shell: { allow: true } },
+    list: [{ nested: 'x' }],
+  };
+  const config = loadConfigFile(homeWith(t, JSON.stringify(document)));
+  t.same(config, {
+    ...document,
+    skills: document.skills,
+    tools: { shell: { allow: true }, disabled: [] },
+  });
+  t.same(config.theme, { colour: 'dark', sizes: [1, 2] });
+  t.same(config.skills.search_paths, ['/opt/skills']);
+  t.equal(config.skills.extra, null);
+  t.same(config.tools.shell, { allow: true });
+});
+
+t.test('a __proto__ field stays a plain field and never reaches a prototype', async (t) => {
+  const config = parseConfig('{"__proto__":{"polluted":true},"skills":{"__proto__":{"disabled":["x"]}}}');
+  t.equal(({} as Record<string, unknown>).polluted, undefined);
+  t.equal((config as Record<string, unknown>).polluted, undefined);
+  t.same(config.skills.disabled, []);
+  t.ok(Object.hasOwn(config, '__proto__'), 'kept as an own field');
+});
+
+t.test('each field of the wrong type is named by its JSON pointer, without its value', async (t) => {
+  refusal(t, `"${SECRET}"`, 'config.json: the document must be an object', '');
+  refusal(t, `["${SECRET}"]`, 'config.json: the document must be an object', '');
+  refusal(t, 'null', 'config.json: the document must be an object', '');
+  refusal(t, `{"skills":"${SECRET}"}`, 'config.json: /skills must be an object', '/skills');
+  refusal(t, `{"skills":["${SECRET}"]}`, 'config.json: /skills must be an object', '/skills');
+  refusal(t, `{"tools":7}`, 'config.json: /tools must be an object', '/tools');
+  refusal(
+    t,
+    `{"skills":{"disabled":"${SECRET}"}}`,
+    'config.json: /skills/disabled must be an array',
+    '/skills/disabled',
+  );
+  refusal(
+    t,
+    `{"tools":{"disabled":{"a":"${SECRET}"}}}`,
+    'config.json: /tools/disabled must be an array',
+    '/tools/disabled',
+  );
+  refusal(
+    t,
+    `{"skills":{"disabled":["a","b",{"k":"${SECRET}"}]}}`,
+    'config.json: /skills/disabled/2 must be a string',
+    '/skills/disabled/2',
+  );
+  refusal(
+    t,
+    '{"tools":{"disabled":[null]}}',
+    'config.json: /tools/disabled/0 must be a string',
+    '/tools/disabled/0',
+  );
+});
+
+t.test('several problems report the first and count the rest', async (t) => {
+  refusal(
+    t,
+    `{"skills":{"disabled":[1,2]},"tools":"${SECRET}"}`,
+    'config.json: /skills/disabled/0 must be a string (and 2 more problems)',
+    '/skills/disabled/0',
+  );
+});
+
+t.test('invalid JSON is refused without quoting the text', async (t) => {
+  refusal(t, `{"skills": ${SECRET}}`, 'config.json: is not valid JSON', null);
+  refusal(t, `{"a":"${SECRET}",}`, 'config.json: is not valid JSON', null);
+  refusal(t, '', 'config.json: is not valid JSON', null);
+});
+
+t.test('invalid UTF-8 is refused', async (t) => {
+  const home = homeWith(t, Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]));
+  t.throws(() => loadConfigFile(home), new ConfigError('is not valid UTF-8'));
+});
+
+t.test('a byte order mark is accepted', async (t) => {
+  const home = homeWith(t, `\uFEFF${JSON.stringify({ tools: { disabled: ['x'] } })}`);
+  t.same(loadConfigFile(home).tools.disabled, ['x']);
+});
+
+t.test('a file that cannot be read is refused with the reason', async (t) => {
+  const home = t.testdir();
+  mkdirSync(join(home, 'config.json'));
+  t.throws(() => loadConfigFile(home), {
+    name: 'ConfigError',
+    message: 'config.json: cannot be read (EISDIR)',
+  });
+});
+
+t.test('each default is a fresh value', async (t) => {
+  const first = defaultConfig();
+  (first.skills.disabled as string[]).push('changed');
+  (first.tools.disabled as string[]).push('changed');
+  t.same(defaultConfig(), { skills: { disabled: [] }, tools: { disabled: [] } });
+});
