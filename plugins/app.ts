@@ -8,6 +8,12 @@ import { ERROR_MESSAGES, isWireError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { SERVICE_LIMITS } from '../core/limits.js';
 import capabilities from '../routes/capabilities.js';
+import executorConfirm from '../routes/executor.confirm.js';
+import executorCreate from '../routes/executor.create.js';
+import executorRelease from '../routes/executor.release.js';
+import executorResume from '../routes/executor.resume.js';
+import executorRotate from '../routes/executor.rotate.js';
+import executorRotateConfirm from '../routes/executor.rotate_confirm.js';
 import initialize from '../routes/initialize.js';
 import operationLookup from '../routes/operation.lookup.js';
 import sessionClaim from '../routes/session.claim.js';
@@ -19,6 +25,7 @@ import sessionReplay from '../routes/session.replay.js';
 import status from '../routes/status.js';
 import control from './control.js';
 import debugHttp from './debug-http.js';
+import executor from './executor.js';
 import framing from './framing/index.js';
 import history from './history.js';
 import idleStop from './idle-stop.js';
@@ -94,6 +101,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(history, { stateDir: join(options.home, 'state') });
   await app.register(operations, { clock });
   await app.register(control, { clock });
+  await app.register(executor, { clock });
   await app.register(idleStop, {
     clock,
     idleTimeoutMs: options.idleTimeoutMs ?? 0,
@@ -113,6 +121,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessionList,
     sessionReplay,
     operationLookup,
+    executorCreate,
+    executorConfirm,
+    executorResume,
+    executorRotate,
+    executorRotateConfirm,
+    executorRelease,
   ]) {
     await app.register(route);
   }

@@ -1,0 +1,35 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { projectExecutorResultForLookup } from '../core/executors/lookup-projection.js';
+import { EmptyPayload } from './schemas.js';
+
+const Result = Type.Object({
+  executor_id: Type.String(),
+  executor_generation: Type.Literal(1),
+  resume_secret: Type.String(),
+});
+
+/**
+ * `executor.create`: a provisional executor held by this connection, to be confirmed from it within
+ * 60 seconds. The only response that discloses the first resume secret; a lost reply cannot recover it.
+ */
+const executorCreate: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.post(
+    '/executor.create',
+    {
+      schema: { body: EmptyPayload, response: { 200: Result } },
+      config: {
+        wire: {
+          session: 'null',
+          control: 'null',
+          operation: 'required',
+          profile: true,
+          retain: projectExecutorResultForLookup,
+        },
+      },
+    },
+    async (request) => fastify.executors.create(fastify.executorConnection(request.wire.connection)),
+  );
+};
+
+export default executorCreate;

@@ -1,0 +1,39 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { projectExecutorResultForLookup } from '../core/executors/lookup-projection.js';
+import { ExecutorGeneration } from '../plugins/executor.js';
+import { WireId } from './schemas.js';
+
+const Payload = Type.Object(
+  { executor_id: WireId, executor_generation: ExecutorGeneration },
+  { additionalProperties: false },
+);
+
+const Result = Type.Object({
+  executor_id: Type.String(),
+  executor_generation: Type.Integer(),
+  status: Type.Literal('released'),
+});
+
+/** `executor.release`: the executor is gone and both of its proofs stop working; no call moves elsewhere. */
+const executorRelease: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.post(
+    '/executor.release',
+    {
+      schema: { body: Payload, response: { 200: Result } },
+      config: {
+        wire: {
+          session: 'null',
+          control: 'null',
+          operation: 'required',
+          profile: true,
+          retain: projectExecutorResultForLookup,
+        },
+      },
+    },
+    async (request) =>
+      fastify.executors.release(fastify.executorConnection(request.wire.connection), request.body),
+  );
+};
+
+export default executorRelease;
