@@ -1,11 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import type { Connection } from '../core/connections/connection.js';
 import { WireError } from '../core/errors.js';
 import { ExecutorRegistry } from '../core/executors/executor-registry.js';
-import { PROFILE_LIMITS } from '../core/limits.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -19,38 +17,6 @@ declare module 'fastify' {
     executorConnection(connection: Connection): string;
   }
 }
-
-/**
- * Longest resume secret a payload may carry. Issued secrets are 43 characters (32 bytes, base64url);
- * anything up to the wire's token length reaches the constant-time comparison and is refused there
- * exactly like a wrong secret of the right length.
- */
-const RESUME_SECRET_MAX_LENGTH = 128;
-
-/** Payload and result pieces the six executor methods share. */
-export const ResumeSecret = Type.String({ minLength: 1, maxLength: RESUME_SECRET_MAX_LENGTH });
-export const ExecutorGeneration = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
-
-/** One entry of `pending_calls`, member for member the registry's PendingCall. */
-export const PendingCallResult = Type.Object({
-  turn_id: Type.String(),
-  call_id: Type.String(),
-  provider_call_id: Type.String(),
-  name: Type.String(),
-  resource_id: Type.String(),
-  revision_id: Type.String(),
-  revision_sha256: Type.String(),
-  status: Type.Union([Type.Literal('waiting_for_executor'), Type.Literal('pending')]),
-  wait_kind: Type.Union([Type.Literal('availability'), Type.Literal('execution')]),
-  remaining_ms: Type.Integer(),
-});
-
-/** The result of `executor.confirm` and `executor.resume`. */
-export const ExecutorAttachResult = Type.Object({
-  executor_id: Type.String(),
-  executor_generation: Type.Integer(),
-  pending_calls: Type.Array(PendingCallResult, { maxItems: PROFILE_LIMITS.calls }),
-});
 
 /**
  * Executor authority on the wire: one registry per daemon, fed by the executor methods and told

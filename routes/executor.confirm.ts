@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { projectExecutorResultForLookup } from '../core/executors/lookup-projection.js';
-import { ExecutorAttachResult, ResumeSecret } from '../plugins/executor.js';
+import { EXECUTOR_METHOD, ExecutorAttachResult, ResumeSecret } from './executor-schemas.js';
 import { WireId } from './schemas.js';
 
 const Payload = Type.Object(
@@ -15,15 +14,7 @@ const executorConfirm: FastifyPluginAsyncTypebox = async (fastify) => {
     '/executor.confirm',
     {
       schema: { body: Payload, response: { 200: ExecutorAttachResult } },
-      config: {
-        wire: {
-          session: 'null',
-          control: 'null',
-          operation: 'required',
-          profile: true,
-          retain: projectExecutorResultForLookup,
-        },
-      },
+      config: { wire: EXECUTOR_METHOD },
     },
     async (request) =>
       fastify.executors.confirm(fastify.executorConnection(request.wire.connection), request.body),

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { projectExecutorResultForLookup } from '../core/executors/lookup-projection.js';
+import { EXECUTOR_METHOD } from './executor-schemas.js';
 import { EmptyPayload } from './schemas.js';
 
 const Result = Type.Object({
@@ -18,15 +18,7 @@ const executorCreate: FastifyPluginAsyncTypebox = async (fastify) => {
     '/executor.create',
     {
       schema: { body: EmptyPayload, response: { 200: Result } },
-      config: {
-        wire: {
-          session: 'null',
-          control: 'null',
-          operation: 'required',
-          profile: true,
-          retain: projectExecutorResultForLookup,
-        },
-      },
+      config: { wire: EXECUTOR_METHOD },
     },
     async (request) => fastify.executors.create(fastify.executorConnection(request.wire.connection)),
   );

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { projectExecutorResultForLookup } from '../core/executors/lookup-projection.js';
-import { ExecutorGeneration } from '../plugins/executor.js';
+import { EXECUTOR_METHOD, ExecutorGeneration } from './executor-schemas.js';
 import { WireId } from './schemas.js';
 
 const Payload = Type.Object(
@@ -21,15 +20,7 @@ const executorRelease: FastifyPluginAsyncTypebox = async (fastify) => {
     '/executor.release',
     {
       schema: { body: Payload, response: { 200: Result } },
-      config: {
-        wire: {
-          session: 'null',
-          control: 'null',
-          operation: 'required',
-          profile: true,
-          retain: projectExecutorResultForLookup,
-        },
-      },
+      config: { wire: EXECUTOR_METHOD },
     },
     async (request) =>
       fastify.executors.release(fastify.executorConnection(request.wire.connection), request.body),
