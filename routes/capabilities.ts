@@ -1,27 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import { describeCapabilities } from '../core/capabilities/describe.js';
 import { EmptyPayload } from './schemas.js';
 
-const Result = Type.Object({
-  negotiated_capabilities: Type.Array(Type.String()),
-  capabilities: Type.Object({}, { additionalProperties: true }),
-});
-
-/** `capabilities`: the connection's negotiated selection, unchanged for its life. */
+/**
+ * `capabilities`: the connection's negotiated selection, unchanged for its life. The description is
+ * serialized once per selection and sent as it is.
+ */
 const capabilities: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post(
     '/capabilities',
     {
-      schema: { body: EmptyPayload, response: { 200: Result } },
+      // No response schema: the result is serialized once per selection and sent as it is.
+      schema: { body: EmptyPayload },
       config: { wire: { session: 'null', control: 'null', operation: 'null' } },
     },
-    async (request) => {
-      const { negotiated } = request.wire.connection;
-      return {
-        negotiated_capabilities: [...negotiated],
-        capabilities: describeCapabilities(negotiated, fastify.framing),
-      };
+    async (request, reply) => {
+      reply.type('application/json');
+      return fastify.capabilityCatalog.of(request.wire.connection.negotiated).json;
     },
   );
 };

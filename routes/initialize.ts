@@ -3,7 +3,6 @@ import { Type } from 'typebox';
 import { DAEMON } from '../config/daemon.js';
 import {
   ADVERTISED_LIMITS,
-  describeCapabilities,
   KNOWN_CAPABILITIES,
   RETIRED_CAPABILITIES,
 } from '../core/capabilities/describe.js';
@@ -60,7 +59,7 @@ const initialize: FastifyPluginAsyncTypebox = async (fastify) => {
         connection_id: connection.id,
         daemon: DAEMON,
         negotiated_capabilities: [...negotiated],
-        capabilities: describeCapabilities(negotiated, fastify.framing),
+        capabilities: fastify.capabilityCatalog.of(negotiated).capabilities,
         limits: ADVERTISED_LIMITS,
       };
     },

@@ -52,3 +52,29 @@ export const ADVERTISED_LIMITS = {
   payload_bytes: WIRE_LIMITS.payload_bytes,
   record_bytes: WIRE_LIMITS.record_bytes,
 };
+
+/**
+ * The capabilities of each selection, described once: the wire surface is fixed once the daemon is
+ * ready, and a connection's description never changes. `json` is the whole `capabilities` result,
+ * serialized once.
+ */
+export class CapabilityCatalog {
+  readonly #surface: WireSurface;
+  readonly #described = new Map<string, { capabilities: Record<string, unknown>; json: string }>();
+
+  constructor(surface: WireSurface) {
+    this.#surface = surface;
+  }
+
+  of(negotiated: readonly string[]): { capabilities: Record<string, unknown>; json: string } {
+    const key = negotiated.join(' ');
+    let described = this.#described.get(key);
+    if (!described) {
+      const capabilities = describeCapabilities(negotiated, this.#surface);
+      const json = JSON.stringify({ negotiated_capabilities: negotiated, capabilities });
+      described = { capabilities, json };
+      this.#described.set(key, described);
+    }
+    return described;
+  }
+}

@@ -4,6 +4,9 @@ export interface FrameSink {
   readonly writableLength: number;
   destroy(): void;
   readonly destroyed: boolean;
+  /** Optional batching: frames written between cork and uncork go out in one write. */
+  cork?(): void;
+  uncork?(): void;
 }
 
 export interface OutboundBounds {
@@ -22,6 +25,7 @@ export class Outbound {
   readonly #sink: FrameSink;
   readonly #bounds: OutboundBounds;
   #congested = false;
+  #corked = false;
   onCongestion: (congested: boolean) => void = () => {};
 
   constructor(sink: FrameSink, bounds: OutboundBounds) {
@@ -32,6 +36,7 @@ export class Outbound {
   /** Queues one encoded frame; false when the connection is gone or was dropped as too slow. */
   send(frame: string): boolean {
     if (this.#sink.destroyed) return false;
+    this.#batch();
     this.#sink.write(frame);
     const queued = this.#sink.writableLength;
     if (queued > this.#bounds.hardBytes) {
@@ -43,6 +48,17 @@ export class Outbound {
       this.onCongestion(true);
     }
     return true;
+  }
+
+  /** Frames produced in one tick leave in one write: the socket is corked until the tick ends. */
+  #batch(): void {
+    if (this.#corked || !this.#sink.cork) return;
+    this.#corked = true;
+    this.#sink.cork();
+    process.nextTick(() => {
+      this.#corked = false;
+      this.#sink.uncork?.();
+    });
   }
 
   /** Called when the sink drained its queue. */

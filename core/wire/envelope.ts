@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { ErrorCode } from '../errors.js';
 import { isWireId } from '../ids.js';
 import { WIRE_LIMITS } from '../limits.js';
@@ -16,13 +17,12 @@ export type DecodedLine =
   | { kind: 'object'; value: Record<string, unknown>; safeId: string | null }
   | { kind: 'invalid' };
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /** Decodes one line as a JSON object, noting its id when that id is a safe wire id. */
 export function decodeLine(bytes: Buffer): DecodedLine {
+  if (!isUtf8(bytes)) return { kind: 'invalid' };
   let value: unknown;
   try {
-    value = JSON.parse(utf8.decode(bytes));
+    value = JSON.parse(bytes.toString('utf8'));
   } catch {
     return { kind: 'invalid' };
   }

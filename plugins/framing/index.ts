@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
+import { CapabilityCatalog } from '../../core/capabilities/describe.js';
 import { Connection } from '../../core/connections/connection.js';
 import { type FrameSink, Outbound } from '../../core/connections/outbound.js';
 import { ERROR_MESSAGES, type ErrorCode } from '../../core/errors.js';
@@ -40,6 +41,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     framing: Framing;
     instanceId: string;
+    capabilityCatalog: CapabilityCatalog;
   }
 }
 
@@ -207,6 +209,7 @@ const framing: FastifyPluginAsync = async (fastify) => {
     };
   };
 
+  fastify.decorate('capabilityCatalog', new CapabilityCatalog({ methods, events }));
   fastify.decorate('framing', {
     accept,
     open,

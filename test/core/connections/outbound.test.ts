@@ -56,3 +56,25 @@ t.test('past the hard bound the reader is disconnected and nothing more is writt
   t.equal(outbound.send('y'), false);
   t.equal(target.written.length, 3);
 });
+
+t.test('frames of one tick are batched between one cork and one uncork', async (t) => {
+  const target = { ...sink(), corks: 0, uncorks: 0 };
+  const batching = Object.assign(target, {
+    cork() {
+      target.corks++;
+    },
+    uncork() {
+      target.uncorks++;
+    },
+  });
+  const outbound = new Outbound(batching, { softBytes: 100, hardBytes: 1000 });
+  outbound.send('a\n');
+  outbound.send('b\n');
+  t.equal(target.corks, 1);
+  t.equal(target.uncorks, 0);
+  await new Promise((resolve) => process.nextTick(resolve));
+  t.equal(target.uncorks, 1);
+  outbound.send('c\n');
+  t.equal(target.corks, 2, 'a later tick is a new batch');
+  t.same(target.written, ['a\n', 'b\n', 'c\n']);
+});
