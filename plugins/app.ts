@@ -1,7 +1,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import { join } from 'node:path';
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
 import { type Clock, systemClock } from '../core/clock.js';
 import { createListener, type Listener } from '../core/connections/listener.js';
 import { ERROR_MESSAGES, isWireError } from '../core/errors.js';
@@ -62,7 +62,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   let listener: Listener | undefined;
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
-    disableRequestLogging: true,
+    // Frames are not HTTP requests: Fastify's per-request log lines would only repeat the wire.
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     serverFactory: (handler) => {
       const http = options.debugHttp
