@@ -1,0 +1,182 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The project root: `bin/magid.ts` runs from here. */
+export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** How long a daemon may take to print its ready line (TypeScript is compiled on the fly). */
+const READY_TIMEOUT_MS = 20_000;
+const EXIT_TIMEOUT_MS = 10_000;
+
+export interface ReadyLine {
+  ready: true;
+  socket: string;
+  pid: number;
+  instance_id: string;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+interface Tap {
+  teardown(fn: () => unknown): void;
+}
+
+/** This process's environment without NODE_OPTIONS, so the test runner's hooks stay out of children. */
+export function childEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  return env;
+}
+
+/** A fresh directory with a short path (a socket path must stay under 108 bytes), removed afterwards. */
+export function shortTempDir(t: Tap): string {
+  const dir = mkdtempSync('/tmp/mp-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A `magid` child process with its whole stdout and stderr kept as text. */
+export class MagidProcess {
+  readonly child: ChildProcess;
+  /** Settles once the process exited and its output streams closed. */
+  readonly exited: Promise<Exit>;
+  #stdout = '';
+  #stderr = '';
+  #done = false;
+
+  constructor(child: ChildProcess) {
+    this.child = child;
+    child.stdout?.setEncoding('utf8');
+    child.stderr?.setEncoding('utf8');
+    child.stdout?.on('data', (text: string) => {
+      this.#stdout += text;
+    });
+    child.stderr?.on('data', (text: string) => {
+      this.#stderr += text;
+    });
+    this.exited = new Promise((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (code, signal) => {
+        this.#done = true;
+        resolve({ code, signal });
+      });
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get stdout(): string {
+    return this.#stdout;
+  }
+
+  get stderr(): string {
+    return this.#stderr;
+  }
+
+  /** False once the process exited and its output was read to the end. */
+  get running(): boolean {
+    return !this.#done;
+  }
+
+  /** The exit, or a rejection naming the process when it takes longer than `timeoutMs`. */
+  waitExit(timeoutMs = EXIT_TIMEOUT_MS): Promise<Exit> {
+    return withTimeout(this.exited, timeoutMs, `magid (pid ${this.pid}) to exit`);
+  }
+
+  /** The first complete stdout line; rejects if the process ends first or nothing comes in time. */
+  firstLine(timeoutMs = READY_TIMEOUT_MS): Promise<string> {
+    const line = new Promise<string>((resolve, reject) => {
+      const check = () => {
+        const end = this.#stdout.indexOf('\n');
+        if (end === -1) return false;
+        resolve(this.#stdout.slice(0, end));
+        return true;
+      };
+      if (check()) return;
+      const onData = () => {
+        if (check()) this.child.stdout?.off('data', onData);
+      };
+      this.child.stdout?.on('data', onData);
+      void this.exited.then((exit) => {
+        if (!check()) {
+          reject(new Error(`magid exited (${exit.code ?? exit.signal}) before a line: ${this.#stderr}`));
+        }
+      });
+    });
+    return withTimeout(line, timeoutMs, `a stdout line from magid (pid ${this.pid})`);
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Runs `magid <args>` from the TypeScript sources as a direct child (its pid is the daemon's pid);
+ * a process still running when the test ends is killed.
+ */
+export function runMagid(t: Tap, args: readonly string[]): MagidProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/magid.ts', ...args], {
+    cwd: PROJECT_ROOT,
+    env: childEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const magid = new MagidProcess(child);
+  t.teardown(async () => {
+    if (!magid.running) return;
+    child.kill('SIGKILL');
+    await magid.exited;
+  });
+  return magid;
+}
+
+export interface StartedDaemon {
+  magid: MagidProcess;
+  ready: ReadyLine;
+}
+
+/** `magid serve --socket <socket> --home <home> ...args`, once it printed its ready line. */
+export async function startDaemon(
+  t: Tap,
+  options: { socket: string; home: string; args?: readonly string[] },
+): Promise<StartedDaemon> {
+  const magid = runMagid(t, [
+    'serve',
+    '--socket',
+    options.socket,
+    '--home',
+    options.home,
+    ...(options.args ?? []),
+  ]);
+  const ready = JSON.parse(await magid.firstLine()) as ReadyLine;
+  return { magid, ready };
+}
+
+/** The stderr lines that are JSON objects (pino's), parsed. */
+export function logLines(stderr: string): Array<Record<string, unknown>> {
+  const lines: Array<Record<string, unknown>> = [];
+  for (const line of stderr.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // A line that only looks like JSON is not a pino line.
+    }
+  }
+  return lines;
+}
