@@ -1,6 +1,7 @@
 import { lstatSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pino from 'pino';
+import { ConfigError } from '../config/config-file.js';
 import type { ServeSettings } from '../config/settings.js';
 import { EndpointError } from '../core/endpoint/endpoint-error.js';
 import { LifetimeLock } from '../core/endpoint/lifetime-lock.js';
@@ -45,14 +46,24 @@ export async function serve(settings: ServeSettings): Promise<number> {
   let stopping = false;
   let exit: (code: number) => void = () => {};
   const exited = new Promise<number>((resolve) => (exit = resolve));
-  const app = await buildApp({
-    home: settings.home,
-    provider: settings.provider,
-    logger: log,
-    debugHttp: settings.debugHttp,
-    idleTimeoutMs: settings.idleTimeoutMs,
-    onIdle: () => stop('idle', 0, true),
-  });
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    app = await buildApp({
+      home: settings.home,
+      provider: settings.provider,
+      logger: log,
+      debugHttp: settings.debugHttp,
+      idleTimeoutMs: settings.idleTimeoutMs,
+      onIdle: () => stop('idle', 0, true),
+    });
+  } catch (error) {
+    for (const lock of locks) lock.release();
+    if (error instanceof ConfigError) {
+      process.stderr.write(`magid: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
 
   const stop = (reason: string, code: number, unpublish: boolean): void => {
     if (stopping) return;

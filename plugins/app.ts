@@ -1,12 +1,19 @@
 import { createServer as createHttpServer } from 'node:http';
 import { join } from 'node:path';
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  LogController,
+} from 'fastify';
+import { loadCatalog } from '../config/catalog.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { createListener, type Listener } from '../core/connections/listener.js';
 import { ERROR_MESSAGES, isWireError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { SERVICE_LIMITS } from '../core/limits.js';
+import type { NameCatalog } from '../core/resources/names.js';
 import capabilities from '../routes/capabilities.js';
 import executorConfirm from '../routes/executor.confirm.js';
 import executorCreate from '../routes/executor.create.js';
@@ -43,6 +50,8 @@ export interface AppOptions {
   idleTimeoutMs?: number;
   /** Called when the idle stop decides to stop; the caller closes the app. */
   onIdle?: () => void;
+  /** Reserved resource names; by default read once from the home's config file and skills folder. */
+  catalog?: NameCatalog;
 }
 
 declare module 'fastify' {
@@ -59,6 +68,7 @@ const NO_PROVIDER: ProviderSettings = { baseUrl: null, model: null, apiKey: null
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
+  const catalog = options.catalog ?? loadCatalog(options.home);
   let listener: Listener | undefined;
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),

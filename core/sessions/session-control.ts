@@ -47,6 +47,7 @@ export class SessionControl {
   readonly #live = new Map<string, LiveSession>();
   /** Sessions each connection controls or closed, so a disconnect ends exactly those. */
   readonly #byConnection = new WeakMap<Connection, Set<string>>();
+  readonly #controlStartedListeners: Array<(sessionId: string) => void> = [];
   readonly #controlEndedListeners: Array<(sessionId: string) => void> = [];
 
   constructor(options: SessionControlOptions) {
@@ -79,6 +80,7 @@ export class SessionControl {
       this.#options.revoked(previous.connection, sessionId, previous.generation);
     }
     this.#track(connection, sessionId);
+    for (const listener of this.#controlStartedListeners) listener(sessionId);
     const snapshot = this.#options.snapshot?.(sessionId, connection) ?? { turn: null, terminal: null };
     return { control_token: token, grant_generation: generation, snapshot };
   }
@@ -128,6 +130,11 @@ export class SessionControl {
     let count = 0;
     for (const live of this.#live.values()) if (live.controller) count++;
     return count;
+  }
+
+  /** Calls `listener` on every claim, a takeover included. */
+  onControlStarted(listener: (sessionId: string) => void): void {
+    this.#controlStartedListeners.push(listener);
   }
 
   /** Calls `listener` whenever a session stops having a controller (release, close, disconnect). */
