@@ -4,7 +4,7 @@ import pino from 'pino';
 import { ConfigError } from '../config/config-file.js';
 import type { ServeSettings } from '../config/settings.js';
 import { EndpointError } from '../core/endpoint/endpoint-error.js';
-import { LifetimeLock } from '../core/endpoint/lifetime-lock.js';
+import { LifetimeLock, LockHeldError } from '../core/endpoint/lifetime-lock.js';
 import {
   checkSocketPath,
   prepareSocketDirectory,
@@ -30,12 +30,12 @@ export async function serve(settings: ServeSettings): Promise<number> {
   try {
     checkSocketPath(settings.socket);
     mkdirSync(settings.home, { recursive: true, mode: 0o700 });
-    locks.push(LifetimeLock.acquire(join(settings.home, 'magid.lock')));
+    locks.push(acquire(join(settings.home, 'magid.lock'), 'another magid already serves this home'));
     prepareSocketDirectory(dirname(settings.socket));
-    locks.push(LifetimeLock.acquire(`${settings.socket}.lock`));
+    locks.push(acquire(`${settings.socket}.lock`, 'another magid already serves this socket path'));
   } catch (error) {
     for (const lock of locks) lock.release();
-    if (error instanceof EndpointError) {
+    if (error instanceof EndpointError || error instanceof HeldElsewhere) {
       process.stderr.write(`magid: ${error.message}\n`);
       return 1;
     }
@@ -98,6 +98,18 @@ export async function serve(settings: ServeSettings): Promise<number> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop(signal, 0, true));
   return exited;
 }
+
+/** Takes a lifetime lock, naming what it protects when another daemon holds it. */
+function acquire(path: string, heldMessage: string): LifetimeLock {
+  try {
+    return LifetimeLock.acquire(path);
+  } catch (error) {
+    if (error instanceof LockHeldError) throw new HeldElsewhere(heldMessage);
+    throw error;
+  }
+}
+
+class HeldElsewhere extends Error {}
 
 function stillPublished(path: string, identity: SocketIdentity): boolean {
   try {

@@ -38,8 +38,11 @@ export function createListener(handlers: ListenerHandlers, maxConnections: numbe
       socket.pause();
       socket.unshift(first);
       const byte = first[0] ?? 0;
-      if (byte >= 0x41 && byte <= 0x5a) http(socket);
-      else handlers.wire(socket);
+      if (byte >= 0x41 && byte <= 0x5a) {
+        // The HTTP server attaches its parser but does not start a socket that was handed to it.
+        http(socket);
+        socket.resume();
+      } else handlers.wire(socket);
     });
     socket.resume();
   });

@@ -12,6 +12,11 @@ export function encodeError(id: string | null, instanceId: string, code: ErrorCo
   return `${JSON.stringify({ type: 'response', id, instance_id: instanceId, ok: false, error: { code, message } })}\n`;
 }
 
+/** A refusal whose `{code, message}` object arrives already serialized. */
+export function encodeSerializedError(id: string, instanceId: string, errorJson: string): string {
+  return `{"type":"response","id":${JSON.stringify(id)},"instance_id":${JSON.stringify(instanceId)},"ok":false,"error":${errorJson}}\n`;
+}
+
 export interface EventFrame {
   event: string;
   session_id: string | null;

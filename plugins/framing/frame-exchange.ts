@@ -1,5 +1,5 @@
 import type { Connection } from '../../core/connections/connection.js';
-import type { EnvelopeRules, RequestEnvelope } from '../../core/wire/envelope.js';
+import type { RequestEnvelope } from '../../core/wire/envelope.js';
 
 /**
  * The light request and response objects a frame is routed with. Fastify's router and lifecycle
@@ -14,13 +14,11 @@ export class FrameRequest {
   readonly httpVersionMajor = 1;
   readonly envelope: RequestEnvelope;
   readonly connection: Connection;
-  readonly rules: EnvelopeRules;
 
-  constructor(envelope: RequestEnvelope, connection: Connection, rules: EnvelopeRules) {
+  constructor(envelope: RequestEnvelope, connection: Connection) {
     this.url = `/${envelope.method}`;
     this.envelope = envelope;
     this.connection = connection;
-    this.rules = rules;
   }
 
   on(): this {

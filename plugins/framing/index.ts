@@ -7,7 +7,7 @@ import { type FrameSink, Outbound } from '../../core/connections/outbound.js';
 import { ERROR_MESSAGES, type ErrorCode } from '../../core/errors.js';
 import { SERVICE_LIMITS, WIRE_LIMITS } from '../../core/limits.js';
 import { checkEnvelope, decodeLine, envelopeFits, type RequestEnvelope } from '../../core/wire/envelope.js';
-import { encodeError, encodeResult } from '../../core/wire/frames.js';
+import { encodeError, encodeResult, encodeSerializedError } from '../../core/wire/frames.js';
 import { LineSplitter } from '../../core/wire/line-splitter.js';
 import type { WireRouteOptions } from '../wire-route.js';
 import { FrameRequest, FrameResponse } from './frame-exchange.js';
@@ -108,13 +108,11 @@ const framing: FastifyPluginAsync = async (fastify) => {
     connection.send(encodeError(id, fastify.instanceId, code, ERROR_MESSAGES[code]));
   }
 
-  type Admission =
-    | { refused: ErrorCode; id: string | null }
-    | { refused: null; envelope: RequestEnvelope; options: WireRouteOptions };
+  type Admission = { refused: ErrorCode; id: string | null } | { refused: null; envelope: RequestEnvelope };
 
   function handleLine(connection: Connection, line: Buffer | null): void {
     const admission = admit(connection, line);
-    if (admission.refused === null) dispatch(connection, admission.envelope, admission.options);
+    if (admission.refused === null) dispatch(connection, admission.envelope);
     else reply(connection, admission.id, admission.refused);
   }
 
@@ -137,10 +135,10 @@ const framing: FastifyPluginAsync = async (fastify) => {
     if (!options || (options.profile && !connection.profileSelected))
       return { refused: 'unknown_method', id };
     if (!envelopeFits(envelope, options)) return { refused: 'invalid_request', id };
-    return { refused: null, envelope, options };
+    return { refused: null, envelope };
   }
 
-  function dispatch(connection: Connection, envelope: RequestEnvelope, options: WireRouteOptions): void {
+  function dispatch(connection: Connection, envelope: RequestEnvelope): void {
     connection.inFlight.add(envelope.id);
     inFlight++;
     const response = new FrameResponse((statusCode, body) => {
@@ -150,7 +148,7 @@ const framing: FastifyPluginAsync = async (fastify) => {
       answered.get(connection)?.();
       if (draining && inFlight === 0) drained?.();
     });
-    fastify.routing(new FrameRequest(envelope, connection, options) as never, response as never);
+    fastify.routing(new FrameRequest(envelope, connection) as never, response as never);
   }
 
   function encodeResponse(id: string, statusCode: number, body: string): string {
@@ -161,7 +159,7 @@ const framing: FastifyPluginAsync = async (fastify) => {
       return encodeError(id, fastify.instanceId, 'internal_error', ERROR_MESSAGES.internal_error);
     }
     if (statusCode < 400) return encodeResult(id, fastify.instanceId, body);
-    return `{"type":"response","id":${JSON.stringify(id)},"instance_id":${JSON.stringify(fastify.instanceId)},"ok":false,"error":${body}}\n`;
+    return encodeSerializedError(id, fastify.instanceId, body);
   }
 
   function feed(connection: Connection, splitter: LineSplitter, bytes: Buffer): void {
