@@ -42,7 +42,11 @@ t.test('one daemon per home and per socket path', async (t) => {
     t.not(exit.code, 0, 'exits non-zero');
     t.equal(exit.signal, null);
     t.equal(second.stdout, '', 'no ready line');
-    t.match(second.stderr, /^magid: another magid already serves this socket path$/m, 'the socket lock message is on stderr');
+    t.match(
+      second.stderr,
+      /^magid: another magid already serves this socket path$/m,
+      'the socket lock message is on stderr',
+    );
     t.equal(lstatSync(socket).ino, published, 'the socket is still the one the first daemon published');
     t.ok(await answersStatus(socket, first.ready.instance_id), 'the first still answers status');
   });

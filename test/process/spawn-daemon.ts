@@ -130,10 +130,10 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
  * Runs `magid <args>` from the TypeScript sources as a direct child (its pid is the daemon's pid);
  * a process still running when the test ends is killed.
  */
-export function runMagid(t: Tap, args: readonly string[]): MagidProcess {
+export function runMagid(t: Tap, args: readonly string[], env: NodeJS.ProcessEnv = {}): MagidProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/magid.ts', ...args], {
     cwd: PROJECT_ROOT,
-    env: childEnv(),
+    env: { ...childEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const magid = new MagidProcess(child);
