@@ -29,6 +29,10 @@ import sessionCreate from '../routes/session.create.js';
 import sessionList from '../routes/session.list.js';
 import sessionRelease from '../routes/session.release.js';
 import sessionReplay from '../routes/session.replay.js';
+import sessionResourcesClear from '../routes/session.resources.clear.js';
+import sessionResourcesList from '../routes/session.resources.list.js';
+import sessionResourcesRegister from '../routes/session.resources.register.js';
+import sessionResourcesUnregister from '../routes/session.resources.unregister.js';
 import status from '../routes/status.js';
 import control from './control.js';
 import debugHttp from './debug-http.js';
@@ -38,6 +42,7 @@ import history from './history.js';
 import idleStop from './idle-stop.js';
 import operations from './operations.js';
 import provider, { type ProviderSettings } from './provider.js';
+import registry from './registry.js';
 
 export interface AppOptions {
   /** The daemon's home; its durable state lives in `<home>/state`. */
@@ -113,6 +118,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(operations, { clock });
   await app.register(control, { clock });
   await app.register(executor, { clock });
+  // Captures never reach the daemon's home (config, skills, state), nor its state if linked elsewhere.
+  await app.register(registry, {
+    clock,
+    catalog,
+    excludedDirectories: [options.home, join(options.home, 'state')],
+  });
   await app.register(idleStop, {
     clock,
     idleTimeoutMs: options.idleTimeoutMs ?? 0,
@@ -138,6 +149,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     executorRotate,
     executorRotateConfirm,
     executorRelease,
+    sessionResourcesList,
+    sessionResourcesRegister,
+    sessionResourcesUnregister,
+    sessionResourcesClear,
   ]) {
     await app.register(route);
   }
