@@ -36,6 +36,8 @@ export const SERVICE_LIMITS = {
   workspace_path_bytes: 4_096,
   client_field_bytes: 128,
   requested_capabilities: 32,
+  /** From admission to publication of a registration; a capture that took longer is not published. */
+  registration_deadline_ms: 30_000,
   /** Longest resume secret a payload may present (issued ones are 43). */
   resume_secret_chars: 128,
 } as const;

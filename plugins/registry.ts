@@ -1,18 +1,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Clock } from '../core/clock.js';
+import { SERVICE_LIMITS } from '../core/limits.js';
 import { ResourceRegistry } from '../core/registry/resource-registry.js';
 import type { RegistrationGuard, StagedRegistration } from '../core/registry/staged-registration.js';
 import type { NameCatalog } from '../core/resources/names.js';
 import type { Grant } from '../core/sessions/session-control.js';
 import type { WireContext } from './wire-route.js';
-
-/**
- * How long an admitted registration may take from admission to publication, by the daemon's clock. The
- * capture itself is synchronous and bounded, so only a filesystem that stalls the read reaches it; a
- * capture that took longer is not published.
- */
-export const REGISTRATION_DEADLINE_MS = 30_000;
 
 export interface RegistryPluginOptions {
   clock: Clock;
@@ -62,7 +56,7 @@ const registry: FastifyPluginAsync<RegistryPluginOptions> = async (fastify, opti
     if (!grant || envelope.operation_id === null)
       throw new Error('registration needs a grant and an operation');
     const operationId = envelope.operation_id;
-    const deadline = clock.now() + REGISTRATION_DEADLINE_MS;
+    const deadline = clock.now() + SERVICE_LIMITS.registration_deadline_ms;
     const guard: RegistrationGuard = () =>
       !connection.closed &&
       stillControls(grant, envelope.control_token) &&

@@ -1,8 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import t from 'tap';
 import { isWireError } from '../../core/errors.js';
+import { SERVICE_LIMITS } from '../../core/limits.js';
 import type { StagedRegistration } from '../../core/registry/staged-registration.js';
-import { REGISTRATION_DEADLINE_MS } from '../../plugins/registry.js';
+
+const REGISTRATION_DEADLINE_MS = SERVICE_LIMITS.registration_deadline_ms;
+
 import { op, startDaemon, TRANSPORTS, type Transport } from '../helpers/daemon.js';
 import {
   type Controller,
