@@ -18,6 +18,7 @@ import { contentSha256, revisionSha256 } from '../core/resources/revision-hash.j
 import { parseStrictJson } from '../core/resources/strict-json.js';
 import { parseToolContract } from '../core/resources/tool-contract.js';
 import { decodeUtf8Exact } from '../core/resources/unicode.js';
+import { benchUsage } from './cli-options.js';
 import { countFsCalls } from './fs-call-count.js';
 import { median } from './stats.js';
 import { toolContractOfExactly } from './tool-contract-fixture.js';
@@ -38,21 +39,7 @@ const USAGE = `usage: node --import tsx bench/capture.ts [options]
                            rounds' ratios (default 5)
   --breakdown-seconds <n>  measured seconds per step of the cost breakdown, 0 to skip it (default 1)`;
 
-function usageError(message: string): never {
-  console.error(`${message}\n${USAGE}`);
-  process.exit(2);
-}
-
-function numberOption(name: string, text: string, rule: { integer?: boolean; zero?: boolean }): number {
-  const value = Number(text);
-  const tooSmall = rule.zero ? value < 0 : value <= 0;
-  if (!Number.isFinite(value) || tooSmall || (rule.integer && !Number.isInteger(value))) {
-    usageError(
-      `--${name} must be a ${rule.zero ? 'non-negative' : 'positive'} ${rule.integer ? 'whole ' : ''}number`,
-    );
-  }
-  return value;
-}
+const { usageError, numberOption } = benchUsage(USAGE);
 
 function parseOptions() {
   try {

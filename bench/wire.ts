@@ -2,6 +2,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { BenchConnection } from './bench-connection.js';
 import { type ChildServer, startChildServer } from './child-server.js';
+import { benchUsage } from './cli-options.js';
 import { median, medianSummary, type Summary, summarize } from './stats.js';
 
 /**
@@ -23,21 +24,7 @@ const USAGE = `usage: node --import tsx bench/wire.ts [options]
 const TARGETS = { pipelined: 0.5, 'ping-pong': 0.6 } as const;
 type Mode = keyof typeof TARGETS;
 
-function usageError(message: string): never {
-  console.error(`${message}\n${USAGE}`);
-  process.exit(2);
-}
-
-function numberOption(name: string, text: string, rule: { integer?: boolean; zero?: boolean }): number {
-  const value = Number(text);
-  const tooSmall = rule.zero ? value < 0 : value <= 0;
-  if (!Number.isFinite(value) || tooSmall || (rule.integer && !Number.isInteger(value))) {
-    usageError(
-      `--${name} must be a ${rule.zero ? 'non-negative' : 'positive'} ${rule.integer ? 'whole ' : ''}number`,
-    );
-  }
-  return value;
-}
+const { usageError, numberOption } = benchUsage(USAGE);
 
 function parseOptions() {
   try {
