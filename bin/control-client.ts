@@ -1,21 +1,30 @@
 import { connectSocket } from '../core/client/wire-client.js';
 
+type Connected = Awaited<ReturnType<typeof connectSocket>>;
+
+function print(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+/** Connects to the daemon, or says that none is running there. */
+async function reach(socketPath: string): Promise<Connected | null> {
+  try {
+    return await connectSocket(socketPath);
+  } catch {
+    print({ running: false });
+    return null;
+  }
+}
+
 /** `magid status`: asks the running daemon for its status over its socket. */
 export async function status(socketPath: string): Promise<number> {
-  let connection: Awaited<ReturnType<typeof connectSocket>>;
-  try {
-    connection = await connectSocket(socketPath);
-  } catch {
-    process.stdout.write(`${JSON.stringify({ running: false })}\n`);
-    return 1;
-  }
+  const connection = await reach(socketPath);
+  if (!connection) return 1;
   const { client, daemonPid } = connection;
   const init = await client.initialize([]);
   const result = await client.call('status');
   client.close();
-  process.stdout.write(
-    `${JSON.stringify({ running: true, pid: daemonPid, instance_id: init.instance_id, status: result })}\n`,
-  );
+  print({ running: true, pid: daemonPid, instance_id: init.instance_id, status: result });
   return 0;
 }
 
@@ -24,20 +33,15 @@ export async function status(socketPath: string): Promise<number> {
  * check that proves the daemon runs as this user), asks it to drain with SIGTERM and waits.
  */
 export async function stop(socketPath: string, waitMs = 15_000): Promise<number> {
-  let connection: Awaited<ReturnType<typeof connectSocket>>;
-  try {
-    connection = await connectSocket(socketPath);
-  } catch {
-    process.stdout.write(`${JSON.stringify({ running: false })}\n`);
-    return 1;
-  }
+  const connection = await reach(socketPath);
+  if (!connection) return 1;
   const { client, daemonPid } = connection;
   client.close();
   process.kill(daemonPid, 'SIGTERM');
   const deadline = Date.now() + waitMs;
   while (Date.now() < deadline) {
     if (!isAlive(daemonPid)) {
-      process.stdout.write(`${JSON.stringify({ stopped: true, pid: daemonPid })}\n`);
+      print({ stopped: true, pid: daemonPid });
       return 0;
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
