@@ -2,6 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { isSameUser, peerCredentials } from '../endpoint/peer-credentials.js';
 import { newId } from '../ids.js';
 import { WIRE_LIMITS } from '../limits.js';
+import type { EventFrame as DaemonEventFrame } from '../wire/frames.js';
 import { LineSplitter } from '../wire/line-splitter.js';
 
 export interface ResponseFrame {
@@ -13,15 +14,8 @@ export interface ResponseFrame {
   error?: { code: string; message: string };
 }
 
-export interface EventFrame {
-  type: 'event';
-  event: string;
-  session_id: string | null;
-  operation_id: string | null;
-  grant_generation: number | null;
-  sequence: number | null;
-  payload: Record<string, unknown>;
-}
+/** An event as it arrives: the daemon's event frame with its `type`. */
+export type EventFrame = { type: 'event' } & DaemonEventFrame;
 
 export interface Envelope {
   session?: string | null;
