@@ -3,7 +3,6 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { readFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { captureWorkspaceFile } from '../core/capture/workspace-file.js';
 import { systemClock } from '../core/clock.js';
 import { WireError } from '../core/errors.js';
@@ -18,7 +17,7 @@ import { contentSha256, revisionSha256 } from '../core/resources/revision-hash.j
 import { parseStrictJson } from '../core/resources/strict-json.js';
 import { parseToolContract } from '../core/resources/tool-contract.js';
 import { decodeUtf8Exact } from '../core/resources/unicode.js';
-import { benchUsage } from './cli-options.js';
+import { benchOptions } from './cli-options.js';
 import { countFsCalls } from './fs-call-count.js';
 import { median } from './stats.js';
 import { toolContractOfExactly } from './tool-contract-fixture.js';
@@ -39,29 +38,12 @@ const USAGE = `usage: node --import tsx bench/capture.ts [options]
                            rounds' ratios (default 5)
   --breakdown-seconds <n>  measured seconds per step of the cost breakdown, 0 to skip it (default 1)`;
 
-const { usageError, numberOption } = benchUsage(USAGE);
-
-function parseOptions() {
-  try {
-    return parseArgs({
-      options: {
-        seconds: { type: 'string', default: '2' },
-        warmup: { type: 'string', default: '0.5' },
-        rounds: { type: 'string', default: '5' },
-        'breakdown-seconds': { type: 'string', default: '1' },
-        help: { type: 'boolean', default: false },
-      },
-    }).values;
-  } catch (error) {
-    return usageError(error instanceof Error ? error.message : String(error));
-  }
-}
-
-const values = parseOptions();
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const { values, numberOption } = benchOptions(USAGE, {
+  seconds: { type: 'string', default: '2' },
+  warmup: { type: 'string', default: '0.5' },
+  rounds: { type: 'string', default: '5' },
+  'breakdown-seconds': { type: 'string', default: '1' },
+} as const);
 const measureMs = numberOption('seconds', values.seconds, {}) * 1_000;
 const warmupMs = numberOption('warmup', values.warmup, { zero: true }) * 1_000;
 const rounds = numberOption('rounds', values.rounds, { integer: true });

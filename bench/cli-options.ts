@@ -1,5 +1,12 @@
-/** Option handling shared by the benches: a usage text, and numbers checked with it. */
-export function benchUsage(usage: string) {
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * Option handling shared by the benches: parses `options` (plus `--help`, which prints `usage`), and
+ * checks numbers, printing the usage and exiting 2 on a bad option.
+ */
+export function benchOptions<T extends Options>(usage: string, options: T) {
   function usageError(message: string): never {
     console.error(`${message}\n${usage}`);
     process.exit(2);
@@ -16,5 +23,16 @@ export function benchUsage(usage: string) {
     return value;
   }
 
-  return { usageError, numberOption };
+  const withHelp = { ...options, help: { type: 'boolean' } } as const;
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof withHelp }>>;
+  try {
+    parsed = parseArgs({ options: withHelp });
+  } catch (error) {
+    return usageError(error instanceof Error ? error.message : String(error));
+  }
+  if ((parsed.values as { help?: boolean }).help) {
+    console.log(usage);
+    process.exit(0);
+  }
+  return { values: parsed.values, usageError, numberOption };
 }

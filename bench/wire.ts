@@ -1,8 +1,7 @@
 import { availableParallelism, loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { BenchConnection } from './bench-connection.js';
 import { type ChildServer, startChildServer } from './child-server.js';
-import { benchUsage } from './cli-options.js';
+import { benchOptions } from './cli-options.js';
 import { median, medianSummary, type Summary, summarize } from './stats.js';
 
 /**
@@ -24,31 +23,14 @@ const USAGE = `usage: node --import tsx bench/wire.ts [options]
 const TARGETS = { pipelined: 0.5, 'ping-pong': 0.6 } as const;
 type Mode = keyof typeof TARGETS;
 
-const { usageError, numberOption } = benchUsage(USAGE);
-
-function parseOptions() {
-  try {
-    return parseArgs({
-      options: {
-        seconds: { type: 'string', default: '3' },
-        warmup: { type: 'string', default: '1' },
-        rounds: { type: 'string', default: '3' },
-        'in-flight': { type: 'string', default: '64' },
-        mode: { type: 'string', default: 'both' },
-        'profile-dir': { type: 'string' },
-        help: { type: 'boolean', default: false },
-      },
-    }).values;
-  } catch (error) {
-    return usageError(error instanceof Error ? error.message : String(error));
-  }
-}
-
-const values = parseOptions();
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const { values, usageError, numberOption } = benchOptions(USAGE, {
+  seconds: { type: 'string', default: '3' },
+  warmup: { type: 'string', default: '1' },
+  rounds: { type: 'string', default: '3' },
+  'in-flight': { type: 'string', default: '64' },
+  mode: { type: 'string', default: 'both' },
+  'profile-dir': { type: 'string' },
+} as const);
 const measureMs = numberOption('seconds', values.seconds, {}) * 1_000;
 const warmupMs = numberOption('warmup', values.warmup, { zero: true }) * 1_000;
 const rounds = numberOption('rounds', values.rounds, { integer: true });
