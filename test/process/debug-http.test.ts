@@ -72,6 +72,12 @@ t.test('--debug-http serves read-only counts and health on the daemon socket', a
     sessions: 1,
     claimed_sessions: 1,
     retained_operations: Number,
+    executors: 0,
+    registries: 0,
+    retained_entries: 0,
+    retained_snapshots: 0,
+    retained_bytes: 0,
+    capture_slot_busy: false,
   });
   for (const [what, secret] of [
     ['control token', claimed.control],
