@@ -10,6 +10,7 @@ import {
   prepareSocketDirectory,
   privateBindPath,
   publishSocket,
+  removeStalePrivateSockets,
   type SocketIdentity,
   unpublishSocket,
 } from '../core/endpoint/socket-path.js';
@@ -33,6 +34,7 @@ export async function serve(settings: ServeSettings): Promise<number> {
     locks.push(acquire(join(settings.home, 'magid.lock'), 'another magid already serves this home'));
     prepareSocketDirectory(dirname(settings.socket));
     locks.push(acquire(`${settings.socket}.lock`, 'another magid already serves this socket path'));
+    removeStalePrivateSockets(settings.socket);
   } catch (error) {
     for (const lock of locks) lock.release();
     if (error instanceof EndpointError || error instanceof HeldElsewhere) {

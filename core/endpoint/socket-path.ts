@@ -4,7 +4,7 @@
  * removing a socket at the public path safe.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, renameSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { EndpointError } from './endpoint-error.js';
 
@@ -95,6 +95,29 @@ export function privateBindPath(publicPath: string): string {
   const short = join(dir, `.${randomBytes(4).toString('hex')}`);
   if (fitsSocketPath(short)) return short;
   throw new EndpointError('private_socket_path_too_long');
+}
+
+/**
+ * Removes private bind names of `publicPath` left by a daemon killed between bind and publish. Only the
+ * holder of the socket path's lock calls it: no live daemon can then be binding for this path. Returns how
+ * many it removed.
+ */
+export function removeStalePrivateSockets(publicPath: string): number {
+  const dir = dirname(publicPath);
+  const prefix = `.${basename(publicPath)}.`;
+  let removed = 0;
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith(prefix) || !/^\d+\.[0-9a-f]{8}$/.test(name.slice(prefix.length))) continue;
+    const path = join(dir, name);
+    try {
+      if (!lstatSync(path).isSocket()) continue;
+      unlinkSync(path);
+      removed++;
+    } catch (error) {
+      if (!isErrno(error, 'ENOENT')) throw error;
+    }
+  }
+  return removed;
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   prepareSocketDirectory,
   privateBindPath,
   publishSocket,
+  removeStalePrivateSockets,
   unpublishSocket,
 } from '../../../core/endpoint/socket-path.js';
 
@@ -166,6 +167,26 @@ t.test('publishing replaces a stale socket and leaves mode 0600', async (t) => {
 
   await new Promise<void>((resolve) => server.close(() => resolve()));
   t.ok(lstatSync(publicPath).isSocket(), 'closing the server does not remove the public socket');
+});
+
+t.test('stale private bind names of the socket path are removed, and nothing else', async (t) => {
+  const dir = freshDir();
+  const publicPath = join(dir, 'magid.sock');
+  const stale = join(dir, '.magid.sock.4242.0a1b2c3d');
+  await staleSocketAt(stale);
+  const otherSocket = join(dir, '.other.sock.4242.0a1b2c3d');
+  await staleSocketAt(otherSocket);
+  const lookalikeFile = join(dir, '.magid.sock.4243.0a1b2c3d');
+  writeFileSync(lookalikeFile, '');
+  const oddName = join(dir, '.magid.sock.x.0a1b2c3d');
+  await staleSocketAt(oddName);
+  await staleSocketAt(publicPath);
+
+  t.equal(removeStalePrivateSockets(publicPath), 1);
+  t.throws(() => lstatSync(stale), { code: 'ENOENT' });
+  for (const kept of [otherSocket, lookalikeFile, oddName, publicPath])
+    t.ok(lstatSync(kept), `${basename(kept)} stays`);
+  t.equal(removeStalePrivateSockets(publicPath), 0);
 });
 
 t.test('publishing something that is not a socket is refused', async (t) => {
