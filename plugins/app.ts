@@ -94,6 +94,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         {
           wire: (socket) => app.framing.accept(socket),
           ...(http ? { http: (socket) => http.emit('connection', socket) } : {}),
+          refused: (reason) => app.log.warn({ reason }, 'connection refused'),
         },
         SERVICE_LIMITS.connections,
       );

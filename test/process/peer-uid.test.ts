@@ -3,7 +3,7 @@ import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { connectSocket } from '../../core/client/wire-client.js';
-import { MagidProcess, shortTempDir, startDaemon } from './spawn-daemon.js';
+import { logLines, MagidProcess, shortTempDir, startDaemon } from './spawn-daemon.js';
 
 const NOBODY = 65_534;
 
@@ -34,7 +34,7 @@ t.test('a client of another user is closed unanswered while the daemon’s user 
 
   const root = shortTempDir(t);
   const socket = join(root, 'run', 'd.sock');
-  const { ready } = await startDaemon(t, { socket, home: join(root, 'home') });
+  const { magid, ready } = await startDaemon(t, { socket, home: join(root, 'home') });
 
   const { client: before } = await connectSocket(socket);
   t.equal((await before.initialize([])).instance_id, ready.instance_id, 'served before');
@@ -69,4 +69,10 @@ t.test('a client of another user is closed unanswered while the daemon’s user 
   t.type((await after.call('status')).sessions, 'number');
   before.close();
   after.close();
+  const refusals = logLines(magid.stderr).filter((line) => line.msg === 'connection refused');
+  t.same(
+    refusals.map((line) => line.reason),
+    ['peer_uid'],
+    'the refusal is logged with its reason',
+  );
 });
