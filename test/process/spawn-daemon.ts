@@ -33,6 +33,14 @@ export function childEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
+/**
+ * The test runner wraps `spawn` and puts its hooks and its coverage directory back into every child's
+ * environment; `env -u` removes them once more, then execs node in place (the child's pid stays the
+ * daemon's). The daemon runs its sources through tsx, whose coverage would not merge with the test
+ * processes' and would only blur it.
+ */
+const WITHOUT_TEST_HOOKS = ['-u', 'NODE_OPTIONS', '-u', 'NODE_V8_COVERAGE', process.execPath];
+
 /** A fresh directory with a short path (a socket path must stay under 108 bytes), removed afterwards. */
 export function shortTempDir(t: Tap): string {
   const dir = mkdtempSync('/tmp/mp-');
@@ -131,7 +139,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
  * a process still running when the test ends is killed.
  */
 export function runMagid(t: Tap, args: readonly string[], env: NodeJS.ProcessEnv = {}): MagidProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/magid.ts', ...args], {
+  const child = spawn('/usr/bin/env', [...WITHOUT_TEST_HOOKS, '--import', 'tsx', 'bin/magid.ts', ...args], {
     cwd: PROJECT_ROOT,
     env: { ...childEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
