@@ -3,10 +3,15 @@
  * well-formed Unicode: a lone surrogate has no UTF-8 encoding, so Node would silently replace it with U+FFFD
  * and the bytes measured or hashed would differ from the text received.
  */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+declare global {
+  interface String {
+    /** ES2024, in V8 since Node 20; TypeScript's ES2023 library does not declare it. */
+    isWellFormed(): boolean;
+  }
+}
 
 export function isWellFormedText(text: string): boolean {
-  return !LONE_SURROGATE.test(text);
+  return text.isWellFormed();
 }
 
 export function utf8ByteLength(text: string): number {
