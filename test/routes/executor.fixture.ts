@@ -49,6 +49,16 @@ export async function outcome(
 }
 
 /** A well-formed secret that was never issued. */
+/** Starts a rotation at `generation` and returns its candidate secret. */
+export async function candidateSecret(
+  client: WireClient,
+  executor: HeldExecutor,
+  generation = 1,
+): Promise<string> {
+  const rotated = await client.call('executor.rotate', identity(executor, generation), { operation: op() });
+  return rotated.resume_secret as string;
+}
+
 export function forgedSecret(): string {
   return Buffer.alloc(32, 7).toString('base64url');
 }

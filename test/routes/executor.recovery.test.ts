@@ -1,6 +1,7 @@
 import t from 'tap';
 import { op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
 import {
+  candidateSecret,
   confirmedExecutor,
   disconnect,
   identity,
@@ -38,8 +39,7 @@ for (const transport of TRANSPORTS) {
       const daemon = await startDaemon(t);
       const client = await daemon.connect(transport);
       const held = await confirmedExecutor(client);
-      const lost = (await client.call('executor.rotate', identity(held, 1), { operation: op() }))
-        .resume_secret as string;
+      const lost = await candidateSecret(client, held);
       const again = await client.call('executor.rotate', identity(held, 1), { operation: op() });
       const candidate = again.resume_secret as string;
       t.equal(
@@ -60,8 +60,7 @@ for (const transport of TRANSPORTS) {
       const daemon = await startDaemon(t);
       const first = await daemon.connect(transport);
       const held = await confirmedExecutor(first);
-      const lost = (await first.call('executor.rotate', identity(held, 1), { operation: op() }))
-        .resume_secret as string;
+      const lost = await candidateSecret(first, held);
       await disconnect(daemon, first, held.executor_id);
 
       const second = await daemon.connect(transport);
@@ -81,8 +80,7 @@ for (const transport of TRANSPORTS) {
       const daemon = await startDaemon(t);
       const first = await daemon.connect(transport);
       const held = await confirmedExecutor(first);
-      const candidate = (await first.call('executor.rotate', identity(held, 1), { operation: op() }))
-        .resume_secret as string;
+      const candidate = await candidateSecret(first, held);
       const operation = op();
       await first.request(
         'executor.rotate_confirm',
@@ -110,8 +108,7 @@ for (const transport of TRANSPORTS) {
       const daemon = await startDaemon(t);
       const first = await daemon.connect(transport);
       const held = await confirmedExecutor(first);
-      const candidate = (await first.call('executor.rotate', identity(held, 1), { operation: op() }))
-        .resume_secret as string;
+      const candidate = await candidateSecret(first, held);
       await disconnect(daemon, first, held.executor_id);
       daemon.clock.advance(SIXTY_SECONDS - 1);
 
@@ -134,8 +131,7 @@ for (const transport of TRANSPORTS) {
       const daemon = await startDaemon(t);
       const first = await daemon.connect(transport);
       const held = await confirmedExecutor(first);
-      const candidate = (await first.call('executor.rotate', identity(held, 1), { operation: op() }))
-        .resume_secret as string;
+      const candidate = await candidateSecret(first, held);
       await disconnect(daemon, first, held.executor_id);
       daemon.clock.advance(SIXTY_SECONDS);
 
