@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { ConfigError } from '../config/config-file.js';
@@ -7,6 +7,7 @@ import { EndpointError } from '../core/endpoint/endpoint-error.js';
 import { LifetimeLock, LockHeldError } from '../core/endpoint/lifetime-lock.js';
 import {
   checkSocketPath,
+  isStillPublished,
   prepareSocketDirectory,
   privateBindPath,
   publishSocket,
@@ -31,13 +32,13 @@ export async function serve(settings: ServeSettings): Promise<number> {
   try {
     checkSocketPath(settings.socket);
     mkdirSync(settings.home, { recursive: true, mode: 0o700 });
-    locks.push(acquire(join(settings.home, 'magid.lock'), 'another magid already serves this home'));
+    locks.push(acquire(join(settings.home, 'magid.lock'), 'home_in_use'));
     prepareSocketDirectory(dirname(settings.socket));
-    locks.push(acquire(`${settings.socket}.lock`, 'another magid already serves this socket path'));
+    locks.push(acquire(`${settings.socket}.lock`, 'socket_path_in_use'));
     removeStalePrivateSockets(settings.socket);
   } catch (error) {
     for (const lock of locks) lock.release();
-    if (error instanceof EndpointError || error instanceof HeldElsewhere) {
+    if (error instanceof EndpointError) {
       process.stderr.write(`magid: ${error.message}\n`);
       return 1;
     }
@@ -84,7 +85,7 @@ export async function serve(settings: ServeSettings): Promise<number> {
   // A lock file or socket that is no longer ours means another daemon may own the name now: stop
   // serving, and leave the name alone.
   const watch = setInterval(() => {
-    const socketIsOurs = identity === null || stillPublished(settings.socket, identity);
+    const socketIsOurs = identity === null || isStillPublished(settings.socket, identity);
     if (!locks.every((lock) => lock.isStillOurs()) || !socketIsOurs) stop('ownership lost', 2, false);
   }, OWNERSHIP_CHECK_MS);
   watch.unref();
@@ -102,22 +103,10 @@ export async function serve(settings: ServeSettings): Promise<number> {
 }
 
 /** Takes a lifetime lock, naming what it protects when another daemon holds it. */
-function acquire(path: string, heldMessage: string): LifetimeLock {
+function acquire(path: string, held: 'home_in_use' | 'socket_path_in_use'): LifetimeLock {
   try {
     return LifetimeLock.acquire(path);
   } catch (error) {
-    if (error instanceof LockHeldError) throw new HeldElsewhere(heldMessage);
-    throw error;
-  }
-}
-
-class HeldElsewhere extends Error {}
-
-function stillPublished(path: string, identity: SocketIdentity): boolean {
-  try {
-    const stats = lstatSync(path, { bigint: true });
-    return stats.dev === identity.dev && stats.ino === identity.ino;
-  } catch {
-    return false;
+    throw error instanceof LockHeldError ? new EndpointError(held) : error;
   }
 }

@@ -8,6 +8,8 @@ export const ENDPOINT_MESSAGES = {
   not_a_socket: 'the bound socket path is not a socket',
   socket_has_no_fd: 'the socket has no file descriptor (it is not connected or not a Unix socket)',
   lock_held: 'another magid already holds the lock for this home',
+  home_in_use: 'another magid already serves this home',
+  socket_path_in_use: 'another magid already serves this socket path',
   lock_file_unsafe: 'the lock file must be a regular file owned by the current user',
   lock_file_unstable: 'the lock file was replaced while it was being locked',
   native_addon_missing:

@@ -138,14 +138,26 @@ export function publishSocket(privatePath: string, publicPath: string): SocketId
  */
 export function unpublishSocket(publicPath: string, identity: SocketIdentity): boolean {
   try {
-    const stats = lstatSync(publicPath, { bigint: true });
-    if (stats.dev !== identity.dev || stats.ino !== identity.ino) return false;
+    if (!samePublished(lstatSync(publicPath, { bigint: true }), identity)) return false;
     unlinkSync(publicPath);
     return true;
   } catch (error) {
     if (isErrno(error, 'ENOENT')) return false;
     throw error;
   }
+}
+
+/** Whether the public path is still the socket this daemon published; false when it is gone or unreadable. */
+export function isStillPublished(publicPath: string, identity: SocketIdentity): boolean {
+  try {
+    return samePublished(lstatSync(publicPath, { bigint: true }), identity);
+  } catch {
+    return false;
+  }
+}
+
+function samePublished(stats: { dev: bigint; ino: bigint }, identity: SocketIdentity): boolean {
+  return stats.dev === identity.dev && stats.ino === identity.ino;
 }
 
 /**
