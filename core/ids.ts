@@ -14,7 +14,7 @@ export function newSecret(): string {
 }
 
 export const WIRE_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
-const WIRE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const WIRE_ID = new RegExp(WIRE_ID_PATTERN);
 
 export function isWireId(value: unknown): value is string {
   return typeof value === 'string' && WIRE_ID.test(value);

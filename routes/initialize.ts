@@ -1,13 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DAEMON } from '../config/daemon.js';
-import {
-  ADVERTISED_LIMITS,
-  KNOWN_CAPABILITIES,
-  RETIRED_CAPABILITIES,
-} from '../core/capabilities/describe.js';
+import { KNOWN_CAPABILITIES, RETIRED_CAPABILITIES } from '../core/capabilities/describe.js';
 import { WireError } from '../core/errors.js';
-import { SERVICE_LIMITS } from '../core/limits.js';
+import { SERVICE_LIMITS, WIRE_LIMITS } from '../core/limits.js';
 
 const Field = Type.String({ minLength: 1, maxLength: SERVICE_LIMITS.client_field_bytes });
 
@@ -60,7 +56,7 @@ const initialize: FastifyPluginAsyncTypebox = async (fastify) => {
         daemon: DAEMON,
         negotiated_capabilities: [...negotiated],
         capabilities: fastify.capabilityCatalog.of(negotiated).capabilities,
-        limits: ADVERTISED_LIMITS,
+        limits: WIRE_LIMITS,
       };
     },
   );

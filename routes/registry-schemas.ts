@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { PROFILE_LIMITS } from '../core/limits.js';
+import { RESOURCE_NAME_PATTERN } from '../core/resources/names.js';
 import type { WireRouteOptions } from '../plugins/wire-route.js';
 import { WireId } from './schemas.js';
 
@@ -40,7 +41,7 @@ const WorkspaceFileSource = Type.Object(
 export const ResourcePayload = Type.Object(
   {
     kind: ResourceKind,
-    name: Type.String({ pattern: '^[a-z][a-z0-9_]*$', maxLength: PROFILE_LIMITS.name_bytes }),
+    name: Type.String({ pattern: RESOURCE_NAME_PATTERN, maxLength: PROFILE_LIMITS.name_bytes }),
     description: Type.String({ maxLength: PROFILE_LIMITS.description_bytes }),
     source: Type.Union([InlineSource, WorkspaceFileSource]),
   },

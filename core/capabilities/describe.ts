@@ -1,5 +1,5 @@
 import { APPLICATION_RESOURCES } from '../connections/connection.js';
-import { PROFILE_LIMITS, WIRE_LIMITS } from '../limits.js';
+import { PROFILE_LIMITS } from '../limits.js';
 
 /** Capability tokens a client may request. */
 export const KNOWN_CAPABILITIES: readonly string[] = [APPLICATION_RESOURCES];
@@ -46,12 +46,6 @@ export function describeCapabilities(
   }
   return capabilities;
 }
-
-export const ADVERTISED_LIMITS = {
-  frame_bytes: WIRE_LIMITS.frame_bytes,
-  payload_bytes: WIRE_LIMITS.payload_bytes,
-  record_bytes: WIRE_LIMITS.record_bytes,
-};
 
 /**
  * The capabilities of each selection, described once: the wire surface is fixed once the daemon is

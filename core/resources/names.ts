@@ -4,7 +4,9 @@ import { BUILTIN_TOOL_NAMES } from './builtin-tools.js';
 import { isWellFormedText, utf8ByteLength } from './unicode.js';
 
 /** `[a-z][a-z0-9_]*`, at most 48 bytes (ASCII, so bytes are characters). */
-const RESOURCE_NAME = /^[a-z][a-z0-9_]*$/;
+/** A resource name's alphabet; its 48-byte bound is PROFILE_LIMITS.name_bytes. */
+export const RESOURCE_NAME_PATTERN = '^[a-z][a-z0-9_]*$';
+const RESOURCE_NAME = new RegExp(RESOURCE_NAME_PATTERN);
 
 export function isValidResourceName(name: unknown): name is string {
   return typeof name === 'string' && name.length <= PROFILE_LIMITS.name_bytes && RESOURCE_NAME.test(name);
