@@ -25,15 +25,15 @@ const operations: FastifyPluginAsync<{ clock: Clock }> = async (fastify, options
 
   fastify.addHook('onRequest', (request, _reply, done) => {
     if (request.routeOptions.config.wire?.operation !== 'required') return done();
+    // The framing plugin admitted the request, so a method that requires an operation id has one.
     const { envelope } = request.wire;
-    if (envelope.operation_id === null) return done();
     try {
       // Only a session that exists scopes its operations; a refusal for a missing one is anyone's to read.
       const scope =
         envelope.session_id !== null && fastify.history.session(envelope.session_id)
           ? envelope.session_id
           : null;
-      ledger.begin(envelope.operation_id, envelope.method, scope);
+      ledger.begin(envelope.operation_id!, envelope.method, scope);
       request.wire.operationReserved = true;
       done();
     } catch (error) {
@@ -42,10 +42,8 @@ const operations: FastifyPluginAsync<{ clock: Clock }> = async (fastify, options
   });
 
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    const operationId = request.wire?.envelope.operation_id;
-    if (!request.wire?.operationReserved || operationId == null || typeof payload !== 'string') {
-      return done(null, payload);
-    }
+    if (!request.wire?.operationReserved || typeof payload !== 'string') return done(null, payload);
+    const operationId = request.wire.envelope.operation_id!;
     const body = JSON.parse(payload) as unknown;
     if (reply.statusCode < 400) {
       const retain = request.routeOptions.config.wire?.retain as ((result: unknown) => unknown) | undefined;
