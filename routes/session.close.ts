@@ -15,7 +15,7 @@ const sessionClose: FastifyPluginAsyncTypebox = async (fastify) => {
     },
     async (request) => {
       const { envelope, connection } = request.wire;
-      const status = fastify.sessions.close(envelope.session_id!, envelope.control_token, connection, false);
+      const status = fastify.sessions.close(envelope.session_id!, envelope.control_token, connection);
       return { status };
     },
   );

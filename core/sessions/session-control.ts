@@ -100,14 +100,10 @@ export class SessionControl {
 
   /**
    * Ends the caller's control. Repeating the close with the token that closed the session answers
-   * `closed` again; that token authorizes nothing else.
+   * `closed` again; that token authorizes nothing else. (A close that must cancel an active turn
+   * answers `closing`; sessions have no turns yet.)
    */
-  close(
-    sessionId: string,
-    token: string | null,
-    connection: Connection,
-    activeTurn: boolean,
-  ): 'closing' | 'closed' {
+  close(sessionId: string, token: string | null, connection: Connection): 'closed' {
     const live = this.#live.get(sessionId);
     const closedBy = live?.closedBy;
     if (closedBy && closedBy.connection === connection && matchesVerifier(token, closedBy.verifier))
@@ -115,11 +111,11 @@ export class SessionControl {
     const grant = this.authorize(sessionId, token, connection);
     const verifier = this.#live.get(sessionId)!.controller!.verifier;
     this.#endControl(grant.sessionId);
+    // The closing connection is tracked since its claim, so its disconnect forgets the closing token.
     this.#liveSession(sessionId).closedBy = { connection, verifier };
-    this.#track(connection, sessionId);
     const now = this.#options.clock.wallNow();
     this.#options.history.appendRecord(sessionId, { kind: 'session.closed', created_at: now, data: {} });
-    return activeTurn ? 'closing' : 'closed';
+    return 'closed';
   }
 
   isClaimed(sessionId: string): boolean {
