@@ -7,18 +7,23 @@
  * Capture refuses these paths; any other feature that must stay away from credentials reuses this list.
  */
 
-/** Whole component names: credential files, and directories whose every file is off limits. */
-const CREDENTIAL_NAMES: ReadonlySet<string> = new Set([
-  // directories
+/**
+ * Every rule, written as docs/protocol.md lists it: a lowercase component name in which one `*` stands
+ * for any run of characters (so `.env*` is a prefix, `*.pem` a suffix, `.*history` both), or
+ * `parent/child` for a name directly inside another where neither name alone is credential-like.
+ */
+export const CREDENTIAL_PATTERNS: readonly string[] = [
+  // directories whose every file is off limits; the whole git directory, whose config can hold
+  // credentials and remote URLs with tokens
   '.ssh',
   '.aws',
+  '.azure',
+  '.oci',
   '.gnupg',
   '.kube',
-  '.azure',
   '.password-store',
-  // the whole git directory: its config can hold credentials and remote URLs with tokens
   '.git',
-  // files
+  // credential and configuration files
   '.netrc',
   '_netrc',
   '.npmrc',
@@ -37,51 +42,58 @@ const CREDENTIAL_NAMES: ReadonlySet<string> = new Set([
   'credentials',
   'credentials.json',
   'credentials.toml',
-  '.bash_history',
-  '.zsh_history',
-  '.psql_history',
-  '.mysql_history',
-]);
-
-/** Name prefixes: `.env` and its variants (`.env.local`, `.envrc`), and SSH identities with their suffixes. */
-const CREDENTIAL_PREFIXES: readonly string[] = ['.env', 'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519'];
-
-/** Name suffixes: keys, certificates with keys, keystores, and infrastructure state that embeds secrets. */
-const CREDENTIAL_SUFFIXES: readonly string[] = [
-  '.pem',
-  '.key',
-  '.p12',
-  '.pfx',
-  '.jks',
-  '.keystore',
-  '.ppk',
-  '.kdbx',
-  '.tfstate',
-  '.tfstate.backup',
+  // shell, REPL and database histories: typed passwords and connection strings
+  '*_history',
+  '.*history',
+  '.lesshst',
+  '.dbshell',
+  // `.env` and its variants (`.env.local`, `.envrc`), SSH identities with their suffixes
+  '.env*',
+  'id_rsa*',
+  'id_dsa*',
+  'id_ecdsa*',
+  'id_ed25519*',
+  // keys, certificates with keys, keystores, password databases, infrastructure state that embeds secrets
+  '*.pem',
+  '*.key',
+  '*.p12',
+  '*.pfx',
+  '*.jks',
+  '*.keystore',
+  '*.ppk',
+  '*.kdbx',
+  '*.tfstate',
+  '*.tfstate.backup',
+  // names that are credential-like only inside their parent
+  '.docker/config.json',
+  '.config/gcloud',
+  '.config/gh',
+  '.config/hub',
+  '.terraform.d/credentials*',
 ];
 
-/** A component followed by another: the pair is credential-like where neither name alone is. */
-const CREDENTIAL_PAIRS: readonly (readonly [string, string])[] = [
-  ['.docker', 'config.json'],
-  ['.config', 'gcloud'],
-  ['.config', 'gh'],
-  ['.config', 'hub'],
-  ['.terraform.d', 'credentials.tfrc.json'],
-];
+type NameMatcher = (name: string) => boolean;
 
-export function isCredentialLikeName(component: string): boolean {
-  const name = component.toLowerCase();
-  return (
-    CREDENTIAL_NAMES.has(name) ||
-    CREDENTIAL_PREFIXES.some((prefix) => name.startsWith(prefix)) ||
-    CREDENTIAL_SUFFIXES.some((suffix) => name.endsWith(suffix))
-  );
+function nameMatcher(pattern: string): NameMatcher {
+  const star = pattern.indexOf('*');
+  if (star === -1) return (name) => name === pattern;
+  const prefix = pattern.slice(0, star);
+  const suffix = pattern.slice(star + 1);
+  return (name) =>
+    name.length >= prefix.length + suffix.length && name.startsWith(prefix) && name.endsWith(suffix);
 }
+
+/** Each rule as the matchers of its consecutive components: one, or a parent and its child. */
+const RULES: readonly (readonly NameMatcher[])[] = CREDENTIAL_PATTERNS.map((pattern) =>
+  pattern.split('/').map(nameMatcher),
+);
 
 export function isCredentialLikePath(components: readonly string[]): boolean {
   const names = components.map((component) => component.toLowerCase());
-  if (names.some(isCredentialLikeName)) return true;
-  return names.some((name, index) =>
-    CREDENTIAL_PAIRS.some(([parent, child]) => name === parent && names[index + 1] === child),
+  return names.some((_, start) =>
+    RULES.some((rule) => {
+      const window = names.slice(start, start + rule.length);
+      return window.length === rule.length && rule.every((matches, offset) => matches(window[offset]!));
+    }),
   );
 }

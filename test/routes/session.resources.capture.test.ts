@@ -85,6 +85,9 @@ for (const transport of TRANSPORTS) {
       writeFileSync(join(ws, '.env'), 'TOKEN=not-for-models');
       mkdirSync(join(ws, 'config', '.ssh'), { recursive: true });
       writeFileSync(join(ws, 'config', '.ssh', 'notes.md'), 'Not for models.');
+      writeFileSync(join(ws, '.python_history'), 'connect("not-for-models")');
+      mkdirSync(join(ws, '.terraform.d'));
+      writeFileSync(join(ws, '.terraform.d', 'credentials.tfrc.json'), '{"token":"not-for-models"}');
       writeFileSync(join(ws, 'twice.md'), 'Linked twice.');
       linkSync(join(ws, 'twice.md'), join(ws, 'twice_again.md'));
       execFileSync('mkfifo', [join(ws, 'pipe.md')]);
@@ -97,6 +100,8 @@ for (const transport of TRANSPORTS) {
         ['linked_dir/inner.md', 'symlink'],
         ['.env', 'credential_path'],
         ['config/.ssh/notes.md', 'credential_path'],
+        ['.python_history', 'credential_path'],
+        ['.terraform.d/credentials.tfrc.json', 'credential_path'],
         ['twice.md', 'hard_linked'],
         ['pipe.md', 'not_regular_file'],
         ['latin1.md', 'not_utf8'],
