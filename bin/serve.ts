@@ -96,7 +96,14 @@ export async function serve(settings: ServeSettings): Promise<number> {
   process.stdout.write(
     `${JSON.stringify({ ready: true, socket: settings.socket, pid: process.pid, instance_id: app.instanceId })}\n`,
   );
-  log.info({ instance_id: app.instanceId }, 'listening');
+  log.info(
+    {
+      instance_id: app.instanceId,
+      connections_max: app.connectionCapacity.connections,
+      open_files_limit: app.connectionCapacity.openFilesLimit,
+    },
+    'listening',
+  );
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop(signal, 0, true));
   return exited;

@@ -25,8 +25,11 @@ export const SERVICE_LIMITS = {
   outbound_soft_bytes: 1 * MiB,
   /** Outbound bytes queued for one connection before it is disconnected as too slow. */
   outbound_hard_bytes: 8 * MiB,
-  /** Concurrent connections the listener accepts. */
-  connections: 128,
+  /**
+   * Concurrent connections the listener serves: the profile's 256 executors, each on its own
+   * connection, beside 256 controllers of the registry's sessions.
+   */
+  connections: 512,
   /** Page size bounds of session.list and session.replay. */
   page_limit_max: 100,
   /** Bytes of encoded records one replay page may carry, so the result fits the payload limit. */

@@ -10,9 +10,13 @@ import Fastify, {
 import { loadCatalog } from '../config/catalog.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { createListener, type Listener } from '../core/connections/listener.js';
+import {
+  type ConnectionCapacity,
+  connectionCapacity,
+  openFilesLimit,
+} from '../core/endpoint/descriptor-limit.js';
 import { ERROR_MESSAGES, isWireError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { SERVICE_LIMITS } from '../core/limits.js';
 import type { NameCatalog } from '../core/resources/names.js';
 import capabilities from '../routes/capabilities.js';
 import executorConfirm from '../routes/executor.confirm.js';
@@ -62,6 +66,8 @@ export interface AppOptions {
 declare module 'fastify' {
   interface FastifyInstance {
     listener: Listener;
+    /** How many connections the daemon serves at once, and the open-files limit that decided it. */
+    connectionCapacity: ConnectionCapacity;
   }
 }
 
@@ -74,6 +80,8 @@ const NO_PROVIDER: ProviderSettings = { baseUrl: null, model: null, apiKey: null
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
   const catalog = options.catalog ?? loadCatalog(options.home);
+  const instanceId = newId('inst');
+  const capacity = connectionCapacity(openFilesLimit());
   let listener: Listener | undefined;
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
@@ -96,13 +104,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           ...(http ? { http: (socket) => http.emit('connection', socket) } : {}),
           refused: (reason) => app.log.warn({ reason }, 'connection refused'),
         },
-        SERVICE_LIMITS.connections,
+        { maxConnections: capacity.connections, instanceId, clock },
       );
       return listener.server as never;
     },
   });
-  app.decorate('instanceId', newId('inst'));
+  app.decorate('instanceId', instanceId);
   app.decorate('listener', listener!);
+  app.decorate('connectionCapacity', capacity);
+  if (capacity.narrowed) {
+    app.log.warn(
+      {
+        open_files_limit: capacity.openFilesLimit,
+        open_files_wanted: capacity.openFilesWanted,
+        connections_max: capacity.connections,
+      },
+      'the open files limit is too low to serve every connection the wire allows; serving fewer',
+    );
+  }
   app.setValidatorCompiler(TypeBoxValidatorCompiler);
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (isWireError(error)) return reply.code(error.statusCode).send(error.toJSON());
