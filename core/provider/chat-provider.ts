@@ -1,0 +1,75 @@
+/**
+ * The model provider as the turn engine sees it: a neutral conversation in, one streamed model round
+ * out. Nothing here depends on a provider's wire format; `openai-chat-provider.ts` implements it over the
+ * OpenAI-compatible Chat Completions streaming API.
+ */
+
+/** A tool call the model asked for. */
+export interface ToolCall {
+  /** The provider's id of the call: nonempty, at most 128 bytes, unique within its round. */
+  id: string;
+  name: string;
+  /** The arguments as the model wrote them, a JSON text (`{}` when none arrived); not checked here. */
+  arguments: string;
+}
+
+export type ConversationMessage =
+  | { role: 'user'; content: string }
+  /** An earlier round's answer: its text and the calls it asked for, in their order. */
+  | { role: 'assistant'; content: string; toolCalls: readonly ToolCall[] }
+  /** The result of one call, an error's text included. */
+  | { role: 'tool'; toolCallId: string; content: string };
+
+/** A tool the model may call; `parameters` is the tool's input JSON Schema. */
+export interface FunctionTool {
+  name: string;
+  description: string;
+  parameters: Readonly<Record<string, unknown>>;
+}
+
+export interface ProviderRequest {
+  /** The combined skill instructions, or null for none. */
+  system: string | null;
+  messages: readonly ConversationMessage[];
+  tools: readonly FunctionTool[];
+  /** Aborting it cancels the round: the HTTP request is aborted and `complete` rejects as `cancelled`. */
+  signal: AbortSignal;
+}
+
+/**
+ * What a round streams, in arrival order. Text deltas are the model's answer exactly as received;
+ * reasoning deltas (a reasoning field, or `<think>` sections of the content) are never answer text.
+ */
+export type ProviderEvent =
+  | { kind: 'text'; delta: string }
+  | { kind: 'reasoning'; delta: string }
+  /** The model began a tool call; the calls themselves are only final in the round. */
+  | { kind: 'tool_call_started' };
+
+export interface ProviderUsage {
+  promptTokens: number | null;
+  completionTokens: number | null;
+  totalTokens: number | null;
+}
+
+/**
+ * A finished round. The model asked for tools when `toolCalls` is not empty, whatever `finishReason`
+ * says (servers answer `stop` with calls).
+ */
+export interface ProviderRound {
+  /** Every text delta, concatenated. */
+  text: string;
+  toolCalls: ToolCall[];
+  finishReason: string | null;
+  /** Token counts when the server reported them. */
+  usage: ProviderUsage | null;
+}
+
+export interface ChatProvider {
+  /**
+   * One model round: streams events to `onEvent` in arrival order and resolves with the finished round.
+   * Rejects with a `ProviderError`, except that an error thrown by `onEvent` aborts the request and is
+   * rethrown unchanged.
+   */
+  complete(request: ProviderRequest, onEvent: (event: ProviderEvent) => void): Promise<ProviderRound>;
+}

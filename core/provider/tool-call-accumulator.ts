@@ -1,0 +1,161 @@
+import { newId } from '../ids.js';
+import { PROFILE_LIMITS } from '../limits.js';
+import type { ToolCall } from './chat-provider.js';
+import { ProviderError } from './provider-error.js';
+
+interface PartialCall {
+  /** The delta `index` the call was opened under; null when deltas carry none. */
+  readonly index: number | null;
+  /** Opened from the legacy `function_call` member. */
+  readonly legacy: boolean;
+  id: string | null;
+  name: string | null;
+  arguments: string;
+}
+
+/**
+ * Assembles a round's tool calls from streamed deltas, as servers really send them (notes: the
+ * standard, then every divergence seen in the wild):
+ *
+ * - a delta belongs to the latest call opened at its `index` (the latest call at all when it has none),
+ *   unless it shows it is another call: a different nonempty id, a different nonempty name, or, without
+ *   an id, a name with a new JSON value while the current call's arguments are already complete;
+ * - ids and names are assigned, never concatenated (servers repeat them on every delta); blank ones are
+ *   ignored;
+ * - `arguments` fragments are concatenated; an object is serialized; a new JSON value arriving after
+ *   complete arguments (a `{}` placeholder, then the full JSON) replaces them;
+ * - `type` is ignored, and the legacy `function_call` counts only in a round without `tool_calls`.
+ *
+ * Calls are final only in `finish`, at the end of the stream: never when the arguments first parse.
+ */
+export class ToolCallAccumulator {
+  readonly #maxCalls: number;
+  readonly #calls: PartialCall[] = [];
+  readonly #latestAtIndex = new Map<number, PartialCall>();
+  #latestLegacy: PartialCall | null = null;
+
+  constructor(maxCalls: number) {
+    this.#maxCalls = maxCalls;
+  }
+
+  /** One chunk's `delta.tool_calls`; returns how many calls it opened. */
+  addToolCalls(deltas: unknown): number {
+    if (!Array.isArray(deltas)) return 0;
+    let opened = 0;
+    for (const delta of deltas) {
+      if (isRecord(delta) && this.#apply(delta, isRecord(delta.function) ? delta.function : {}, false)) {
+        opened++;
+      }
+    }
+    return opened;
+  }
+
+  /** One chunk's legacy `delta.function_call`; returns how many calls it opened (0 or 1). */
+  addFunctionCall(functionCall: unknown): number {
+    if (!isRecord(functionCall)) return 0;
+    return this.#apply({}, functionCall, true) ? 1 : 0;
+  }
+
+  /** The finished calls, in the order they were opened. */
+  finish(): ToolCall[] {
+    const modern = this.#calls.filter((call) => !call.legacy);
+    const calls = modern.length > 0 ? modern : this.#calls;
+    const ids = new Set<string>();
+    return calls.map((call) => {
+      if (call.name === null) throw new ProviderError('malformed_stream');
+      let id = call.id;
+      if (id === null || ids.has(id) || Buffer.byteLength(id) > PROFILE_LIMITS.provider_call_id_bytes) {
+        id = newId('call');
+      }
+      ids.add(id);
+      return { id, name: call.name, arguments: call.arguments.trim() === '' ? '{}' : call.arguments };
+    });
+  }
+
+  /** Returns whether the delta opened a call. */
+  #apply(delta: Record<string, unknown>, fn: Record<string, unknown>, legacy: boolean): boolean {
+    const index = legacy || typeof delta.index !== 'number' ? null : delta.index;
+    const id = nonBlank(delta.id);
+    const name = nonBlank(fn.name);
+    const args = fn.arguments;
+    if (id === null && name === null && !carriesArguments(args)) return false;
+
+    let call = legacy
+      ? this.#latestLegacy
+      : index === null
+        ? (this.#calls.findLast((candidate) => !candidate.legacy) ?? null)
+        : (this.#latestAtIndex.get(index) ?? null);
+    if (call !== null && startsAnotherCall(call, id, name, args)) call = null;
+    const opened = call === null;
+    if (call === null) {
+      if (this.#calls.length >= this.#maxCalls) throw new ProviderError('too_large');
+      call = { index, legacy, id: null, name: null, arguments: '' };
+      this.#calls.push(call);
+      if (legacy) this.#latestLegacy = call;
+      else if (index !== null) this.#latestAtIndex.set(index, call);
+    }
+    if (id !== null) call.id = id;
+    if (name !== null) call.name = name;
+    appendArguments(call, args);
+    return opened;
+  }
+}
+
+function startsAnotherCall(
+  call: PartialCall,
+  id: string | null,
+  name: string | null,
+  args: unknown,
+): boolean {
+  if (id !== null && call.id !== null && id !== call.id) return true;
+  if (name !== null && call.name !== null && name !== call.name) return true;
+  return (
+    id === null &&
+    name !== null &&
+    opensValue(args) &&
+    isComplete(call.arguments) &&
+    call.arguments.trim() !== '{}'
+  );
+}
+
+function appendArguments(call: PartialCall, args: unknown): void {
+  if (typeof args === 'object' && args !== null) {
+    call.arguments = JSON.stringify(args);
+  } else if (typeof args === 'string' && args !== '') {
+    // Complete arguments cannot be continued: a new value after them restates them.
+    call.arguments = opensValue(args) && isComplete(call.arguments) ? args : call.arguments + args;
+  }
+}
+
+function carriesArguments(args: unknown): boolean {
+  return (typeof args === 'string' && args !== '') || (typeof args === 'object' && args !== null);
+}
+
+/** Whether `args` begins a JSON object or array (or is one already). */
+function opensValue(args: unknown): boolean {
+  if (typeof args === 'object' && args !== null) return true;
+  if (typeof args !== 'string') return false;
+  const first = args.trimStart()[0];
+  return first === '{' || first === '[';
+}
+
+/** Whether the text is a whole JSON object or array; cheap for the fragments in between. */
+function isComplete(text: string): boolean {
+  const trimmed = text.trimEnd();
+  const last = trimmed[trimmed.length - 1];
+  if (last !== '}' && last !== ']') return false;
+  try {
+    JSON.parse(trimmed);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function nonBlank(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() !== '' ? value : null;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
