@@ -1,8 +1,9 @@
 import { WireError } from '../errors.js';
 
 /**
- * Every refusal of an executor method, with fixed text. A wrong secret and an unknown, expired or
- * released executor share one refusal so that neither reveals which it was.
+ * Every refusal of an executor method, with fixed text. A wrong secret, a connection that neither holds
+ * the executor nor presents one of its secrets, and an unknown, expired or released executor share one
+ * refusal so that none reveals whether the executor exists.
  */
 export const executorRefusals = {
   invalidProof: () => new WireError('unauthorized', 'the executor proof is not valid'),

@@ -151,7 +151,8 @@ export class ExecutorRegistry {
 
   /** `executor.rotate`: a fresh candidate proof beside the current one; a new rotation replaces it. */
   rotate(connectionId: string, payload: ExecutorGenerationPayload): ExecutorRotateResult {
-    const record = this.#attachedRecord(connectionId, payload);
+    const record = this.#heldRecord(connectionId, payload.executor_id);
+    this.#assertAttachedAt(record, connectionId, payload.executor_generation);
     const secret = newSecret();
     const pendingTimeoutMs = PROFILE_LIMITS.executor_rotation_timeout_ms;
     this.#dropCandidate(record);
@@ -168,12 +169,25 @@ export class ExecutorRegistry {
     };
   }
 
-  /** `executor.rotate_confirm`: the candidate becomes the only proof; the generation stays. */
+  /**
+   * `executor.rotate_confirm`: the candidate becomes the only proof; the generation stays. Holding the
+   * executor, or presenting its current or candidate secret, proves authority; without either, an existing
+   * executor is refused exactly like an unknown one. Only the candidate confirms.
+   */
   rotateConfirm(connectionId: string, payload: ExecutorRotateConfirmPayload): ExecutorRotateConfirmResult {
-    const record = this.#attachedRecord(connectionId, payload);
+    const record = this.#find(payload.executor_id);
+    const byProof = matchesVerifier(payload.resume_secret, record?.verifier ?? ABSENT_VERIFIER);
+    const byCandidate = matchesVerifier(
+      payload.resume_secret,
+      record?.candidate?.verifier ?? ABSENT_VERIFIER,
+    );
+    if (!record || (!byProof && !byCandidate && record.connectionId !== connectionId)) {
+      throw executorRefusals.invalidProof();
+    }
+    this.#assertAttachedAt(record, connectionId, payload.executor_generation);
     const candidate = record.candidate;
     if (!candidate) throw executorRefusals.noPendingRotation();
-    if (!matchesVerifier(payload.resume_secret, candidate.verifier)) throw executorRefusals.invalidProof();
+    if (!byCandidate) throw executorRefusals.invalidProof();
     record.verifier = candidate.verifier;
     this.#dropCandidate(record);
     return { executor_id: record.id, executor_generation: record.generation };
@@ -181,7 +195,8 @@ export class ExecutorRegistry {
 
   /** `executor.release`: both proofs stop working and the executor is gone; its calls go nowhere else. */
   release(connectionId: string, payload: ExecutorGenerationPayload): ExecutorReleaseResult {
-    const record = this.#heldRecord(connectionId, payload);
+    const record = this.#heldRecord(connectionId, payload.executor_id);
+    if (record.generation !== payload.executor_generation) throw executorRefusals.notHeldByConnection();
     const generation = record.generation;
     this.#remove(record, 'released');
     return { executor_id: record.id, executor_generation: generation, status: 'released' };
@@ -290,21 +305,22 @@ export class ExecutorRegistry {
     };
   }
 
-  /** The executor `connectionId` holds at the named generation, provisional or confirmed. */
-  #heldRecord(connectionId: string, payload: ExecutorGenerationPayload): ExecutorRecord {
-    const record = this.#find(payload.executor_id);
-    if (!record) throw executorRefusals.invalidProof();
-    if (record.connectionId !== connectionId || record.generation !== payload.executor_generation) {
-      throw executorRefusals.notHeldByConnection();
-    }
+  /**
+   * The executor `connectionId` holds, provisional or confirmed, at any generation. Rotate and release
+   * carry no secret, so holding the executor is their only proof: a connection that does not hold an
+   * existing executor is refused exactly like one naming an unknown executor.
+   */
+  #heldRecord(connectionId: string, executorId: string): ExecutorRecord {
+    const record = this.#find(executorId);
+    if (!record || record.connectionId !== connectionId) throw executorRefusals.invalidProof();
     return record;
   }
 
-  /** The confirmed executor attached to `connectionId` at the named generation. */
-  #attachedRecord(connectionId: string, payload: ExecutorGenerationPayload): ExecutorRecord {
-    const record = this.#heldRecord(connectionId, payload);
-    if (!record.confirmed) throw executorRefusals.notHeldByConnection();
-    return record;
+  /** For a caller that proved authority: the executor must be confirmed, attached here, at `generation`. */
+  #assertAttachedAt(record: ExecutorRecord, connectionId: string, generation: number): void {
+    if (!record.confirmed || record.connectionId !== connectionId || record.generation !== generation) {
+      throw executorRefusals.notHeldByConnection();
+    }
   }
 
   #sweep(): void {

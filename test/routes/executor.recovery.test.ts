@@ -124,7 +124,7 @@ for (const transport of TRANSPORTS) {
         'the old proof is retired',
       );
       t.equal(await outcome(third, 'executor.resume', proof(held, candidate)), 'ok', 'the candidate stays');
-      t.equal(await outcome(second, 'executor.release', identity(held, 2)), 'stale_connection', 'fenced');
+      t.equal(await outcome(second, 'executor.release', identity(held, 2)), 'unauthorized', 'fenced');
     });
 
     t.test('lost confirmation that never arrived, candidate expired: old-proof recovery', async (t) => {

@@ -21,10 +21,23 @@ for (const transport of TRANSPORTS) {
       const resumed = await second.call('executor.resume', proof(held), { operation: op() });
       t.same(resumed, { executor_id: held.executor_id, executor_generation: 2, pending_calls: [] });
 
-      t.equal(await outcome(first, 'executor.rotate', identity(held, 1)), 'stale_connection');
-      t.equal(await outcome(first, 'executor.release', identity(held, 1)), 'stale_connection');
-      t.equal(await outcome(first, 'executor.rotate', identity(held, 2)), 'stale_connection');
-      t.equal(await outcome(first, 'executor.release', identity(held, 2)), 'stale_connection');
+      for (const generation of [1, 2]) {
+        for (const method of ['executor.rotate', 'executor.release']) {
+          t.equal(
+            await outcome(first, method, identity(held, generation)),
+            'unauthorized',
+            `${method}: the fenced connection holds no proof`,
+          );
+        }
+      }
+      t.equal(
+        await outcome(first, 'executor.rotate_confirm', {
+          ...identity(held, 2),
+          resume_secret: held.resume_secret,
+        }),
+        'stale_connection',
+        'with the current secret the fenced connection proves authority, from a stale connection',
+      );
       t.equal(
         await outcome(second, 'executor.rotate', identity(held, 1)),
         'stale_connection',
@@ -36,7 +49,7 @@ for (const transport of TRANSPORTS) {
       const third = await daemon.connect(transport);
       const again = await third.call('executor.resume', proof(held), { operation: op() });
       t.equal(again.executor_generation, 3);
-      t.equal(await outcome(second, 'executor.release', identity(held, 3)), 'stale_connection');
+      t.equal(await outcome(second, 'executor.release', identity(held, 3)), 'unauthorized', 'fenced');
       t.equal(await outcome(third, 'executor.release', identity(held, 3)), 'ok');
     });
 

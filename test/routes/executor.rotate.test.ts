@@ -98,7 +98,7 @@ for (const transport of TRANSPORTS) {
       const provisional = await createdExecutor(client);
       t.equal(await outcome(client, 'executor.rotate', identity(provisional, 1)), 'stale_connection');
       await client.call('executor.confirm', proof(provisional), { operation: op() });
-      t.equal(await outcome(other, 'executor.rotate', identity(provisional, 1)), 'stale_connection');
+      t.equal(await outcome(other, 'executor.rotate', identity(provisional, 1)), 'unauthorized', 'no proof');
       t.equal(await outcome(client, 'executor.rotate', identity(provisional, 2)), 'stale_connection');
       t.equal(
         await outcome(client, 'executor.rotate', { executor_id: 'exe_missing', executor_generation: 1 }),

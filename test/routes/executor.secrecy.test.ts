@@ -5,8 +5,17 @@ import pino from 'pino';
 import t from 'tap';
 import type { WireClient } from '../../core/client/wire-client.js';
 import { sha256 } from '../../core/hashing.js';
+import { newId } from '../../core/ids.js';
 import { claimedSession, op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
-import { disconnect, forgedSecret, identity, proof } from './executor.fixture.js';
+import {
+  confirmedExecutor,
+  createdExecutor,
+  disconnect,
+  forgedSecret,
+  type HeldExecutor,
+  identity,
+  proof,
+} from './executor.fixture.js';
 
 /** Every form in which a secret, or the verifier kept of it, could be written out. */
 function forms(secret: string): string[] {
@@ -147,4 +156,79 @@ for (const transport of TRANSPORTS) {
     );
     leaks('every log line', logLines);
   });
+}
+
+/** Every executor method but create, as a connection without proof would send it. */
+function unprovenRequests(executorId: string, generation: number): Array<[string, Record<string, unknown>]> {
+  const named = { executor_id: executorId };
+  const guess = forgedSecret();
+  return [
+    ['executor.confirm', proof(named, guess)],
+    ['executor.resume', proof(named, guess)],
+    ['executor.rotate', identity(named, generation)],
+    ['executor.rotate_confirm', { ...identity(named, generation), resume_secret: guess }],
+    ['executor.release', identity(named, generation)],
+  ];
+}
+
+for (const transport of TRANSPORTS) {
+  t.test(
+    `without proof, an existing executor looks exactly like an unknown one (${transport})`,
+    async (t) => {
+      const daemon = await startDaemon(t);
+      const holder = await daemon.connect(transport);
+      const issuer = await daemon.connect(transport);
+      const leaver = await daemon.connect(transport);
+      const fencedConnection = await daemon.connect(transport);
+      const resumer = await daemon.connect(transport);
+      const stranger = await daemon.connect(transport);
+      const reader = await daemon.connect(transport, []);
+
+      const rotating = await confirmedExecutor(holder);
+      await holder.call('executor.rotate', identity(rotating, 1), { operation: op() });
+      const provisional = await createdExecutor(issuer);
+      const detached = await confirmedExecutor(leaver);
+      await disconnect(daemon, leaver, detached.executor_id);
+      const fenced = await confirmedExecutor(fencedConnection);
+      await resumer.call('executor.resume', proof(fenced), { operation: op() });
+      const probes: Array<{ executor: HeldExecutor; generation: number; callers: WireClient[] }> = [
+        { executor: rotating, generation: 1, callers: [stranger] },
+        { executor: provisional, generation: 1, callers: [stranger] },
+        { executor: detached, generation: 1, callers: [stranger] },
+        { executor: fenced, generation: 2, callers: [stranger, fencedConnection] },
+      ];
+      const before = daemon.app.executors.view();
+
+      /** The response and the retained operation, with the two ids that differ per request set aside. */
+      const answer = async (caller: WireClient, method: string, payload: Record<string, unknown>) => {
+        const operation = op();
+        const { id: _id, ...response } = await caller.request(method, payload, { operation });
+        const { operation_id: _operation, ...retained } = await reader.call('operation.lookup', {
+          operation_id: operation,
+        });
+        return { response, retained };
+      };
+
+      let compared = 0;
+      for (const { executor, generation, callers } of probes) {
+        const existing = unprovenRequests(executor.executor_id, generation);
+        const unknown = unprovenRequests(newId('exe'), generation);
+        for (const caller of callers) {
+          for (const [index, [method, payload]] of existing.entries()) {
+            const [, unknownPayload] = unknown[index]!;
+            const seen = await answer(caller, method, payload);
+            t.match(seen.response, { ok: false, error: { code: 'unauthorized' } }, method);
+            t.same(
+              seen,
+              await answer(caller, method, unknownPayload),
+              `${method}: the same answer and record`,
+            );
+            compared += 1;
+          }
+        }
+      }
+      t.equal(compared, 25);
+      t.same(daemon.app.executors.view(), before, 'no refusal changed anything');
+    },
+  );
 }

@@ -34,6 +34,17 @@ export function outcome(action: () => unknown): string {
   return 'ok';
 }
 
+/** The wire error a call is refused with, as it travels (code and message), or 'ok' when it succeeds. */
+export function refusal(action: () => unknown): unknown {
+  try {
+    action();
+  } catch (error) {
+    if (isWireError(error)) return error.toJSON();
+    throw error;
+  }
+  return 'ok';
+}
+
 /** Creates and confirms an executor on `connectionId`, returning its identity and proof. */
 export function confirmedExecutor(registry: ExecutorRegistry, connectionId: string) {
   const created = registry.create(connectionId);

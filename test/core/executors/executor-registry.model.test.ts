@@ -264,10 +264,13 @@ const resume = fc.tuple(actor, index, secretPick).map(([s, i, pick]) =>
   }),
 );
 
-/** The refusal for an action that needs the connection to hold `e` at `generation`, or null. */
+/**
+ * The refusal for rotate or release, or null. They carry no secret, so holding `e` is the proof: a
+ * connection that does not hold it is refused as if it did not exist.
+ */
 function holderRefusal(e: ModelExecutor | undefined, connection: string, generation: number): string | null {
-  if (!e || e.gone) return 'unauthorized';
-  if (e.holder !== connection || e.generation !== generation) return 'stale_connection';
+  if (!e || e.gone || e.holder !== connection) return 'unauthorized';
+  if (e.generation !== generation) return 'stale_connection';
   return null;
 }
 
@@ -304,9 +307,12 @@ const rotateConfirm = fc.tuple(actor, index, generationOffset, secretPick).map((
     const connection = connectionFor(model, s, e);
     const generation = (e?.generation ?? 1) + offset;
     const secret = pickSecret(model, e, pick);
-    let expected = holderRefusal(e, connection, generation) ?? 'ok';
-    if (expected === 'ok' && (!e?.confirmed || !e.candidate)) expected = 'stale_connection';
-    if (expected === 'ok' && secret !== e?.candidate?.secret) expected = 'unauthorized';
+    const proven = e?.holder === connection || secret === e?.proof || secret === e?.candidate?.secret;
+    let expected = 'ok';
+    if (!e || e.gone || !proven) expected = 'unauthorized';
+    else if (e.holder !== connection || e.generation !== generation) expected = 'stale_connection';
+    else if (!e.confirmed || !e.candidate) expected = 'stale_connection';
+    else if (secret !== e.candidate.secret) expected = 'unauthorized';
     const result = attempt(() =>
       real.registry.rotateConfirm(connection, {
         executor_id: e?.id ?? 'exe_unknown',

@@ -36,7 +36,8 @@ t.test('rotate needs the attachment at the current generation', async (t) => {
   const created = confirmedExecutor(registry, 'c1');
   t.equal(
     outcome(() => registry.rotate('c2', created)),
-    'stale_connection',
+    'unauthorized',
+    'another connection holds no proof',
   );
   t.equal(
     outcome(() => registry.rotate('c1', { ...created, executor_generation: 2 })),
@@ -53,8 +54,8 @@ t.test('rotate needs the attachment at the current generation', async (t) => {
   registry.connectionClosed('c1');
   t.equal(
     outcome(() => registry.rotate('c1', created)),
-    'stale_connection',
-    'a detached executor',
+    'unauthorized',
+    'a detached executor is held by no connection',
   );
 });
 
@@ -148,7 +149,8 @@ t.test('resume with the candidate promotes it and fences the old socket', async 
   t.same(resumed, { executor_id: identity.executor_id, executor_generation: 2, pending_calls: [] });
   t.equal(
     outcome(() => registry.rotate('c1', identity)),
-    'stale_connection',
+    'unauthorized',
+    'the fenced connection holds no proof',
   );
   t.equal(
     outcome(() => registry.resume('c3', oldProof)),
@@ -176,7 +178,8 @@ t.test('resume with the old proof cancels the candidate', async (t) => {
   t.equal(registry.resume('c1', oldProof).executor_generation, 3);
   t.equal(
     outcome(() => registry.rotate('c2', { ...identity, executor_generation: 2 })),
-    'stale_connection',
+    'unauthorized',
+    'the fenced connection holds no proof',
   );
 });
 

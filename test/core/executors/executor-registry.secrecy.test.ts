@@ -1,9 +1,13 @@
 import { inspect } from 'node:util';
 import t from 'tap';
+import type { ExecutorRegistry } from '../../../core/executors/executor-registry.js';
 import { projectExecutorResultForLookup } from '../../../core/executors/lookup-projection.js';
-import { registryFixture } from './executor-fixture.js';
+import { newId } from '../../../core/ids.js';
+import { fakeClock } from '../../helpers/fake-clock.js';
+import { confirmedExecutor, refusal, registryFixture } from './executor-fixture.js';
 
 const SIXTY_SECONDS = 60_000;
+const WRONG_SECRET = 'A'.repeat(43);
 
 /** Every way a value could be written out: JSON, inspection, string conversion and stack. */
 function renderings(value: unknown): string[] {
@@ -124,3 +128,102 @@ t.test('a lost create reply cannot be recovered', async (t) => {
     'the unconfirmed executor expired, freeing its slot',
   );
 });
+
+/**
+ * Executors in every state a stranger could probe, on connections c1 to c5, and the connections that
+ * hold no proof of each: one that never held anything, and the one each executor left behind.
+ */
+function probedExecutors(registry: ExecutorRegistry) {
+  const rotating = confirmedExecutor(registry, 'c1');
+  registry.rotate('c1', rotating);
+  const provisional = registry.create('c2');
+  const detached = confirmedExecutor(registry, 'c3');
+  registry.connectionClosed('c3');
+  const fenced = confirmedExecutor(registry, 'c4');
+  registry.resume('c5', fenced);
+  return [
+    { executor: rotating, generation: 1, strangers: ['c9'] },
+    { executor: provisional, generation: 1, strangers: ['c9'] },
+    { executor: detached, generation: 1, strangers: ['c9', 'c3'] },
+    { executor: fenced, generation: 2, strangers: ['c9', 'c4'] },
+  ];
+}
+
+/** Every executor method but create, as a caller without proof would send it. */
+function unprovenActions(
+  registry: ExecutorRegistry,
+  connectionId: string,
+  executorId: string,
+  generation: number,
+) {
+  const identity = { executor_id: executorId, executor_generation: generation };
+  const guess = { executor_id: executorId, resume_secret: WRONG_SECRET };
+  return {
+    confirm: () => registry.confirm(connectionId, guess),
+    resume: () => registry.resume(connectionId, guess),
+    rotate: () => registry.rotate(connectionId, identity),
+    rotate_confirm: () => registry.rotateConfirm(connectionId, { ...identity, resume_secret: WRONG_SECRET }),
+    release: () => registry.release(connectionId, identity),
+  };
+}
+
+t.test('without proof, an existing executor is refused exactly like an unknown one', async (t) => {
+  const { registry } = registryFixture();
+  const probed = probedExecutors(registry);
+  const before = registry.view();
+  let compared = 0;
+  for (const { executor, generation, strangers } of probed) {
+    for (const stranger of strangers) {
+      const existing = unprovenActions(registry, stranger, executor.executor_id, generation);
+      const unknown = unprovenActions(registry, stranger, newId('exe'), generation);
+      for (const [method, action] of Object.entries(existing)) {
+        const answer = refusal(action);
+        t.match(answer, { code: 'unauthorized' }, `${method} from ${stranger}`);
+        t.same(answer, refusal(unknown[method as keyof typeof unknown]), `${method}: the same answer`);
+        compared += 1;
+      }
+    }
+  }
+  t.equal(compared, 30);
+  t.same(registry.view(), before, 'no refusal changed anything');
+});
+
+t.test(
+  'without proof, an existing executor costs the same verifier comparisons as an unknown one',
+  async (t) => {
+    const hashing = await import('../../../core/hashing.js');
+    let comparisons = 0;
+    const { ExecutorRegistry: CountingRegistry } = await t.mockImport<
+      typeof import('../../../core/executors/executor-registry.js')
+    >('../../../core/executors/executor-registry.js', {
+      '../../../core/hashing.js': {
+        ...hashing,
+        matchesVerifier: (presented: unknown, verifier: Buffer) => {
+          comparisons += 1;
+          return hashing.matchesVerifier(presented, verifier);
+        },
+      },
+    });
+    const registry = new CountingRegistry({ clock: fakeClock() });
+    const counted = (action: () => unknown): number => {
+      const start = comparisons;
+      refusal(action);
+      return comparisons - start;
+    };
+    const expected = { confirm: 1, resume: 2, rotate: 0, rotate_confirm: 2, release: 0 };
+    for (const { executor, generation, strangers } of probedExecutors(registry)) {
+      for (const stranger of strangers) {
+        const existing = unprovenActions(registry, stranger, executor.executor_id, generation);
+        const unknown = unprovenActions(registry, stranger, newId('exe'), generation);
+        const costs = Object.fromEntries(
+          Object.entries(existing).map(([method, action]) => [method, counted(action)]),
+        );
+        const unknownCosts = Object.fromEntries(
+          Object.entries(unknown).map(([method, action]) => [method, counted(action)]),
+        );
+        t.same(costs, expected, `an existing executor, from ${stranger}`);
+        t.same(unknownCosts, expected, `an unknown executor, from ${stranger}`);
+      }
+    }
+  },
+);

@@ -173,7 +173,8 @@ t.test('a provisional executor cannot rotate but its issuer can release it', asy
   );
   t.equal(
     outcome(() => registry.release('c2', created)),
-    'stale_connection',
+    'unauthorized',
+    'another connection holds no proof',
   );
   t.same(registry.release('c1', created), {
     executor_id: created.executor_id,
@@ -259,15 +260,18 @@ t.test('resume from another connection fences the old one', async (t) => {
     const payload = { executor_id: created.executor_id, executor_generation: generation };
     t.equal(
       outcome(() => registry.rotate('c1', payload)),
-      'stale_connection',
+      'unauthorized',
+      'without a secret, the fenced connection holds no proof',
     );
     t.equal(
       outcome(() => registry.release('c1', payload)),
-      'stale_connection',
+      'unauthorized',
+      'without a secret, the fenced connection holds no proof',
     );
     t.equal(
       outcome(() => registry.rotateConfirm('c1', { ...payload, resume_secret: created.resume_secret })),
       'stale_connection',
+      'with the current secret it proves authority, from a stale connection',
     );
   }
   t.equal(
@@ -345,7 +349,7 @@ t.test('release invalidates the proof and frees the connection', async (t) => {
   const payload = { executor_id: created.executor_id, executor_generation: 1 };
   t.equal(
     outcome(() => registry.release('c2', payload)),
-    'stale_connection',
+    'unauthorized',
   );
   t.equal(
     outcome(() => registry.release('c1', { ...payload, executor_generation: 2 })),
@@ -378,7 +382,12 @@ t.test('a detached executor can be released only after resume', async (t) => {
   registry.connectionClosed('c1');
   t.equal(
     outcome(() => registry.release('c2', created)),
-    'stale_connection',
+    'unauthorized',
+  );
+  t.equal(
+    outcome(() => registry.release('c1', created)),
+    'unauthorized',
+    'nor by the connection it detached from',
   );
   const resumed = registry.resume('c2', created);
   t.equal(
