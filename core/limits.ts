@@ -87,3 +87,23 @@ export const PROFILE_LIMITS = {
   manifest_bytes: 18_000,
   assistant_text_bytes: 20_000,
 } as const;
+
+/** The daemon's bounds on one provider round; each is documented in docs/protocol.md, "Provider". */
+export const PROVIDER_LIMITS = {
+  /** Requests one round may make, the first included; a retry happens only before any output. */
+  attempts: 5,
+  backoff_base_ms: 500,
+  backoff_cap_ms: 8_000,
+  /** The fraction of a backoff delay that jitter may take off. */
+  backoff_jitter: 0.25,
+  /** A server's retry hint is followed up to this wait, and no further. */
+  retry_hint_cap_ms: 30_000,
+  /** Silence (not a byte, not even a keep-alive comment) after which a request is abandoned. */
+  idle_timeout_ms: 120_000,
+  /** The longest one request may last, however busy its stream. */
+  request_deadline_ms: 1_800_000,
+  response_bytes: 16 * MiB,
+  /** Characters one server-sent event may take. */
+  event_chars: 1 * MiB,
+  tool_calls_per_round: 64,
+} as const;

@@ -34,7 +34,3 @@ export class ProviderError extends Error {
     return { kind: this.kind, status: this.status };
   }
 }
-
-export function isProviderError(value: unknown): value is ProviderError {
-  return value instanceof ProviderError;
-}

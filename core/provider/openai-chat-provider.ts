@@ -1,0 +1,197 @@
+import type { Clock } from '../clock.js';
+import { PROVIDER_LIMITS } from '../limits.js';
+import type { ChatProvider, ProviderEvent, ProviderRequest, ProviderRound } from './chat-provider.js';
+import {
+  type ChatRequestOptions,
+  chatCompletionsUrl,
+  chatRequestBody,
+  chatRequestHeaders,
+} from './chat-request.js';
+import { EventStreamReader } from './event-stream-reader.js';
+import { ProviderError, type ProviderFailure } from './provider-error.js';
+import {
+  isRetryableStatus,
+  NO_RETRY_HINT,
+  type RetryHint,
+  readRetryHint,
+  retryDelayMs,
+} from './retry-policy.js';
+
+export type ProviderLimits = { -readonly [Bound in keyof typeof PROVIDER_LIMITS]: number };
+
+/** A retry about to happen, for the log: the failed attempt's kind and status, never its text. */
+export interface RetryNotice {
+  /** The attempt that failed, 1 for the first request. */
+  attempt: number;
+  delayMs: number;
+  kind: ProviderFailure;
+  status: number | null;
+}
+
+export interface OpenAiChatProviderOptions extends ChatRequestOptions {
+  /** E.g. `http://127.0.0.1:8080/v1`; requests go to `{baseUrl}/chat/completions`. */
+  baseUrl: string;
+  apiKey: string | null;
+  /** Sent with every request; values may be secrets. */
+  headers: Readonly<Record<string, string>>;
+  clock: Clock;
+  /** Replaces some of `PROVIDER_LIMITS` (tests shorten them). */
+  limits?: Partial<ProviderLimits>;
+  /** Draws the backoff jitter, in [0, 1). */
+  random?: () => number;
+  /** Told of each retry once its wait has begun. */
+  onRetry?: (notice: RetryNotice) => void;
+}
+
+type AttemptOutcome =
+  | { round: ProviderRound }
+  | { error: ProviderError; retryable: boolean; hint: RetryHint };
+
+/** An error thrown by the caller's `onEvent`, carried out of the stream reading to be rethrown as is. */
+class ConsumerRefusal {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * A `ChatProvider` over the OpenAI-compatible Chat Completions streaming API, with Node's `fetch`.
+ *
+ * Each attempt has its own AbortController, aborted by the caller's signal, by an idle watchdog that
+ * every received chunk of bytes resets (keep-alive comments included) and by a deadline. A failed attempt
+ * is retried only while nothing has reached `onEvent`: network failures and retryable statuses, after
+ * the server's hint or an exponential backoff. Redirects are not followed, so the conversation and the
+ * headers go only to the configured URL.
+ */
+export class OpenAiChatProvider implements ChatProvider {
+  readonly #options: OpenAiChatProviderOptions;
+  readonly #limits: ProviderLimits;
+  readonly #url: string;
+  readonly #headers: Record<string, string>;
+  readonly #random: () => number;
+
+  constructor(options: OpenAiChatProviderOptions) {
+    this.#options = options;
+    this.#limits = { ...PROVIDER_LIMITS, ...options.limits };
+    this.#url = chatCompletionsUrl(options.baseUrl);
+    this.#headers = chatRequestHeaders(options.apiKey, options.headers);
+    this.#random = options.random ?? Math.random;
+  }
+
+  async complete(request: ProviderRequest, onEvent: (event: ProviderEvent) => void): Promise<ProviderRound> {
+    const body = JSON.stringify(chatRequestBody(request, this.#options));
+    let outputStarted = false;
+    const emit = (event: ProviderEvent): void => {
+      outputStarted = true;
+      try {
+        onEvent(event);
+      } catch (error) {
+        throw new ConsumerRefusal(error);
+      }
+    };
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.#attempt(body, request.signal, emit);
+      if ('round' in outcome) return outcome.round;
+      const retryable = outcome.hint.shouldRetry ?? outcome.retryable;
+      if (!retryable || outputStarted || attempt >= this.#limits.attempts) throw outcome.error;
+      const delayMs = retryDelayMs(attempt - 1, outcome.hint, this.#random, {
+        backoffBaseMs: this.#limits.backoff_base_ms,
+        backoffCapMs: this.#limits.backoff_cap_ms,
+        backoffJitter: this.#limits.backoff_jitter,
+        hintCapMs: this.#limits.retry_hint_cap_ms,
+      });
+      const pause = sleep(this.#options.clock, delayMs, request.signal);
+      this.#options.onRetry?.({ attempt, delayMs, kind: outcome.error.kind, status: outcome.error.status });
+      await pause;
+    }
+  }
+
+  async #attempt(
+    body: string,
+    signal: AbortSignal,
+    emit: (event: ProviderEvent) => void,
+  ): Promise<AttemptOutcome> {
+    if (signal.aborted) return failed('cancelled');
+    const clock = this.#options.clock;
+    const controller = new AbortController();
+    let cause: ProviderFailure | null = null;
+    const abort = (why: ProviderFailure): void => {
+      cause ??= why;
+      controller.abort();
+    };
+    const cancel = () => abort('cancelled');
+    signal.addEventListener('abort', cancel);
+    let idle = clock.setTimeout(() => abort('idle_timeout'), this.#limits.idle_timeout_ms);
+    const touch = () => {
+      idle.cancel();
+      idle = clock.setTimeout(() => abort('idle_timeout'), this.#limits.idle_timeout_ms);
+    };
+    const deadline = clock.setTimeout(() => abort('deadline'), this.#limits.request_deadline_ms);
+    try {
+      let response: Response;
+      try {
+        response = await fetch(this.#url, {
+          method: 'POST',
+          headers: this.#headers,
+          body,
+          signal: controller.signal,
+          redirect: 'manual',
+        });
+      } catch {
+        return cause === null ? failed('unreachable', true) : failed(cause);
+      }
+      touch();
+      if (response.status < 200 || response.status > 299) {
+        const hint = readRetryHint(response.headers, clock.wallNow());
+        controller.abort();
+        return {
+          error: new ProviderError('http_status', response.status),
+          retryable: isRetryableStatus(response.status),
+          hint,
+        };
+      }
+      if (response.body === null) return failed('empty_response');
+      const reader = new EventStreamReader(emit, {
+        responseBytes: this.#limits.response_bytes,
+        eventChars: this.#limits.event_chars,
+        toolCalls: this.#limits.tool_calls_per_round,
+      });
+      try {
+        for await (const bytes of response.body) {
+          touch();
+          reader.push(bytes);
+          if (reader.done) break;
+        }
+        return { round: reader.end() };
+      } catch (error) {
+        controller.abort();
+        if (error instanceof ConsumerRefusal) throw error.error;
+        if (cause !== null) return failed(cause);
+        if (error instanceof ProviderError) return { error, retryable: false, hint: NO_RETRY_HINT };
+        // The connection broke in the middle of the body.
+        return failed('truncated', true);
+      }
+    } finally {
+      idle.cancel();
+      deadline.cancel();
+      signal.removeEventListener('abort', cancel);
+    }
+  }
+}
+
+function failed(kind: ProviderFailure, retryable = false): AttemptOutcome {
+  return { error: new ProviderError(kind), retryable, hint: NO_RETRY_HINT };
+}
+
+/** Waits `ms` on the clock; rejects as `cancelled` as soon as the signal aborts. */
+function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const cancel = () => {
+      timer.cancel();
+      reject(new ProviderError('cancelled'));
+    };
+    const timer = clock.setTimeout(() => {
+      signal.removeEventListener('abort', cancel);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', cancel, { once: true });
+  });
+}

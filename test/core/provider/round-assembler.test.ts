@@ -1,0 +1,205 @@
+import t from 'tap';
+import type { ProviderEvent } from '../../../core/provider/chat-provider.js';
+import { RoundAssembler } from '../../../core/provider/round-assembler.js';
+import { chunk, usageChunk } from '../../helpers/provider-streams.js';
+
+const failedAs = (kind: string) => ({ name: 'ProviderError', kind });
+
+function assembler(): { round: RoundAssembler; events: ProviderEvent[] } {
+  const events: ProviderEvent[] = [];
+  return { round: new RoundAssembler((event) => events.push(event), 64), events };
+}
+
+function feed(round: RoundAssembler, chunks: unknown[]): void {
+  for (const value of chunks) round.data(JSON.stringify(value));
+}
+
+t.test('text deltas are passed in order and collected; the finish and usage are kept', async (t) => {
+  const { round, events } = assembler();
+  feed(round, [
+    chunk({ role: 'assistant', content: '' }),
+    chunk({ content: 'Hel' }),
+    chunk({ content: 'lo' }),
+    chunk({}, { finishReason: 'stop' }),
+    usageChunk({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 }),
+  ]);
+  t.equal(round.data('[DONE]'), true);
+  t.same(events, [
+    { kind: 'text', delta: 'Hel' },
+    { kind: 'text', delta: 'lo' },
+  ]);
+  t.same(round.finish(true), {
+    text: 'Hello',
+    toolCalls: [],
+    finishReason: 'stop',
+    usage: { promptTokens: 5, completionTokens: 2, totalTokens: 7 },
+  });
+});
+
+t.test('the sentinel may carry surrounding spaces; any other data is a chunk', async (t) => {
+  const { round } = assembler();
+  t.equal(round.data(' [DONE] '), true);
+  t.equal(round.data(JSON.stringify(chunk({ content: 'x' }))), false);
+});
+
+t.test('usage: absent is null, fields that are not counts are null', async (t) => {
+  const absent = assembler();
+  feed(absent.round, [chunk({ content: 'a' }, { finishReason: 'stop' })]);
+  t.equal(absent.round.finish(false).usage, null);
+
+  const odd = assembler();
+  feed(odd.round, [
+    chunk({ content: 'a' }, { finishReason: 'stop' }),
+    { choices: [], usage: { prompt_tokens: '3', completion_tokens: -1, total_tokens: 1.5 } },
+  ]);
+  t.same(odd.round.finish(false).usage, { promptTokens: null, completionTokens: null, totalTokens: null });
+});
+
+t.test('reasoning fields are reasoning events, one per chunk when both carry it', async (t) => {
+  const { round, events } = assembler();
+  feed(round, [
+    chunk({ reasoning_content: 'a', reasoning: 'a' }),
+    chunk({ reasoning: 'b' }),
+    chunk({ reasoning_content: 'c', reasoning: '' }),
+    chunk({ content: 'Answer' }, { finishReason: 'stop' }),
+  ]);
+  t.same(events, [
+    { kind: 'reasoning', delta: 'a' },
+    { kind: 'reasoning', delta: 'b' },
+    { kind: 'reasoning', delta: 'c' },
+    { kind: 'text', delta: 'Answer' },
+  ]);
+  t.equal(round.finish(false).text, 'Answer', 'reasoning is never answer text');
+});
+
+t.test('<think> sections of the content are reasoning; a held tail is flushed at the end', async (t) => {
+  const { round, events } = assembler();
+  feed(round, [
+    chunk({ content: '<think>hm' }),
+    chunk({ content: '</think>Yes <' }),
+    chunk({}, { finishReason: 'stop' }),
+  ]);
+  t.same(events, [
+    { kind: 'reasoning', delta: 'hm' },
+    { kind: 'text', delta: 'Yes ' },
+  ]);
+  t.equal(round.finish(true).text, 'Yes <');
+  t.same(events[2], { kind: 'text', delta: '<' });
+});
+
+t.test('tool calls: started events, finished calls, whatever the finish reason says', async (t) => {
+  const { round, events } = assembler();
+  feed(round, [
+    chunk({ content: 'Let me check.' }),
+    chunk({ tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'f', arguments: '' } }] }),
+    chunk({ tool_calls: [{ index: 0, function: { arguments: '{}' } }] }),
+    chunk({
+      tool_calls: [{ index: 1, id: 'b', type: 'function', function: { name: 'g', arguments: '{}' } }],
+    }),
+    chunk({}, { finishReason: 'stop' }),
+  ]);
+  t.same(events, [
+    { kind: 'text', delta: 'Let me check.' },
+    { kind: 'tool_call_started' },
+    { kind: 'tool_call_started' },
+  ]);
+  t.same(round.finish(true), {
+    text: 'Let me check.',
+    toolCalls: [
+      { id: 'a', name: 'f', arguments: '{}' },
+      { id: 'b', name: 'g', arguments: '{}' },
+    ],
+    finishReason: 'stop',
+    usage: null,
+  });
+});
+
+t.test('the legacy function_call is ignored beside tool_calls, and used alone', async (t) => {
+  const both = assembler();
+  feed(both.round, [
+    chunk({
+      tool_calls: [{ index: 0, id: 'a', function: { name: 'f', arguments: '{"x":1}' } }],
+      function_call: { name: 'f', arguments: '{"x":1}' },
+    }),
+    chunk({ tool_calls: null, function_call: { name: 'f', arguments: '' } }, { finishReason: 'tool_calls' }),
+  ]);
+  t.same(both.round.finish(true).toolCalls, [{ id: 'a', name: 'f', arguments: '{"x":1}' }]);
+  t.equal(both.events.length, 1);
+
+  const alone = assembler();
+  feed(alone.round, [
+    chunk({ function_call: { name: 'f', arguments: '{"x":' } }),
+    chunk({ function_call: { arguments: '1}' } }, { finishReason: 'function_call' }),
+  ]);
+  t.match(alone.round.finish(true), {
+    toolCalls: [{ name: 'f', arguments: '{"x":1}' }],
+    finishReason: 'function_call',
+  });
+});
+
+t.test('choices other than the first are ignored; a choice without index is the first', async (t) => {
+  const { round } = assembler();
+  feed(round, [
+    { choices: [{ delta: { content: 'a' } }, { index: 1, delta: { content: 'X' } }] },
+    { choices: [{ index: 2, delta: { content: 'Y' }, finish_reason: 'length' }] },
+    { choices: [{ index: 0, delta: { content: 'b' }, finish_reason: 'stop' }] },
+  ]);
+  t.match(round.finish(true), { text: 'ab', finishReason: 'stop' });
+});
+
+t.test('odd but harmless shapes are fine', async (t) => {
+  const { round } = assembler();
+  feed(round, [
+    { choices: [] },
+    { choices: 'none' },
+    {},
+    { choices: [null, 3, { delta: null }, { delta: { content: 7, role: '' } }] },
+    chunk({ role: '', content: null, tool_calls: [], extra: { nested: true } }),
+    { ...chunk({ content: 'ok' }), error: null, unknown: 1 },
+    chunk({}, { finishReason: '' }),
+    chunk({}, { finishReason: 'stop' }),
+  ]);
+  t.match(round.finish(true), { text: 'ok', finishReason: 'stop', toolCalls: [] });
+});
+
+t.test('data that is not a JSON object is a malformed stream; cut by the end it is truncation', async (t) => {
+  for (const data of ['{"choices":', 'hello', '[1]', '42', 'null', '"text"']) {
+    t.throws(() => assembler().round.data(data), failedAs('malformed_stream'), data);
+  }
+  t.throws(() => assembler().round.data('{"choices":', true), failedAs('truncated'));
+  t.throws(() => assembler().round.data('[1]', true), failedAs('malformed_stream'));
+});
+
+t.test('errors in the stream are failures', async (t) => {
+  t.throws(() => assembler().round.data('{"error":{"message":"x"}}'), failedAs('in_band_error'));
+  t.throws(() => assembler().round.data('{"error":"overloaded"}'), failedAs('in_band_error'));
+  t.throws(
+    () => assembler().round.data(JSON.stringify(chunk({ content: '' }, { finishReason: 'error' }))),
+    failedAs('in_band_error'),
+  );
+});
+
+t.test('the end: empty stream, truncation, [DONE] without a finish', async (t) => {
+  t.throws(() => assembler().round.finish(false), failedAs('empty_response'));
+  t.throws(() => assembler().round.finish(true), failedAs('empty_response'), '[DONE] alone is empty too');
+
+  const cut = assembler();
+  feed(cut.round, [chunk({ content: 'Hi' })]);
+  t.throws(() => cut.round.finish(false), failedAs('truncated'));
+
+  const unfinished = assembler();
+  feed(unfinished.round, [chunk({ content: 'Hi' })]);
+  t.same(unfinished.round.finish(true), { text: 'Hi', toolCalls: [], finishReason: null, usage: null });
+
+  const noDone = assembler();
+  feed(noDone.round, [chunk({ content: 'Hi' }, { finishReason: 'length' })]);
+  t.match(noDone.round.finish(false), { text: 'Hi', finishReason: 'length' });
+});
+
+t.test('an error thrown by the consumer comes out unchanged', async (t) => {
+  const refusal = new Error('budget');
+  const round = new RoundAssembler(() => {
+    throw refusal;
+  }, 64);
+  t.throws(() => round.data(JSON.stringify(chunk({ content: 'x' }))), refusal);
+});
