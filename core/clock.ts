@@ -24,3 +24,27 @@ export const systemClock: Clock = {
     return { cancel: () => clearTimeout(handle) };
   },
 };
+
+export interface Deadline {
+  /** The monotonic time at which the deadline is reached. */
+  readonly at: number;
+  cancel(): void;
+}
+
+/**
+ * Runs `onReached` once `clock.now()` has reached `at`. A timer may run before the monotonic clock reaches
+ * its deadline (Node's timers and the monotonic clock round differently); then it is armed again for the
+ * remainder, so whatever it triggers always sees the deadline as reached.
+ */
+export function deadlineAt(clock: Clock, at: number, onReached: () => void): Deadline {
+  let timer: Timer;
+  const arm = (delay: number): void => {
+    timer = clock.setTimeout(() => {
+      const remaining = at - clock.now();
+      if (remaining > 0) arm(remaining);
+      else onReached();
+    }, delay);
+  };
+  arm(Math.max(0, at - clock.now()));
+  return { at, cancel: () => timer.cancel() };
+}

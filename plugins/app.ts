@@ -8,6 +8,8 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { loadCatalog } from '../config/catalog.js';
+import { CaptureThread } from '../core/capture/capture-thread.js';
+import type { WorkspaceReader } from '../core/capture/workspace-reader.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { createListener, type Listener } from '../core/connections/listener.js';
 import {
@@ -17,6 +19,7 @@ import {
 } from '../core/endpoint/descriptor-limit.js';
 import { ERROR_MESSAGES, isWireError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
+import { SERVICE_LIMITS } from '../core/limits.js';
 import type { NameCatalog } from '../core/resources/names.js';
 import capabilities from '../routes/capabilities.js';
 import executorConfirm from '../routes/executor.confirm.js';
@@ -38,6 +41,7 @@ import sessionResourcesList from '../routes/session.resources.list.js';
 import sessionResourcesRegister from '../routes/session.resources.register.js';
 import sessionResourcesUnregister from '../routes/session.resources.unregister.js';
 import status from '../routes/status.js';
+import capture from './capture.js';
 import control from './control.js';
 import debugHttp from './debug-http.js';
 import executor from './executor.js';
@@ -61,6 +65,8 @@ export interface AppOptions {
   onIdle?: () => void;
   /** Reserved resource names; by default read once from the home's config file and skills folder. */
   catalog?: NameCatalog;
+  /** Reads workspace files for registrations; by default the daemon's capture worker thread. */
+  workspaceReader?: WorkspaceReader;
 }
 
 declare module 'fastify' {
@@ -138,6 +144,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(operations, { clock });
   await app.register(control, { clock });
   await app.register(executor, { clock });
+  await app.register(capture, {
+    reader: options.workspaceReader ?? new CaptureThread(clock),
+    drainMs: SERVICE_LIMITS.capture_drain_ms,
+  });
   // Captures never reach the daemon's home (config, skills, state), nor its state if linked elsewhere.
   await app.register(registry, {
     clock,

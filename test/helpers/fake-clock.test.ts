@@ -12,3 +12,14 @@ t.test('a fake clock fires timers exactly at their deadline', async (t) => {
   clock.advance(1);
   t.same(fired, [1000]);
 });
+
+t.test('an early fake clock fires long timers before their deadline, short ones on time', async (t) => {
+  const clock = fakeClock({ earlyMs: 5 });
+  const fired: number[] = [];
+  clock.setTimeout(() => fired.push(clock.now()), 1000);
+  clock.setTimeout(() => fired.push(clock.now()), 3);
+  clock.advance(994);
+  t.same(fired, [3]);
+  clock.advance(1);
+  t.same(fired, [3, 995]);
+});
