@@ -3,7 +3,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { readFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CaptureThread } from '../core/capture/capture-thread.js';
 import { captureWorkspaceFile } from '../core/capture/workspace-file.js';
+import type { WorkspaceReader } from '../core/capture/workspace-reader.js';
 import { systemClock } from '../core/clock.js';
 import { WireError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
@@ -153,24 +155,25 @@ function createWorkspace(): Workspace {
 }
 
 interface Registrar {
-  register(): void;
+  register(): Promise<void>;
   /** The retained bytes of the one live revision, read between registrations. */
   chargedBytes(): number;
 }
 
-function registrar(ws: Workspace, source: ResourceSource): Registrar {
+function registrar(ws: Workspace, source: ResourceSource, reader: WorkspaceReader): Registrar {
   const registry = new ResourceRegistry({
     clock: systemClock,
     catalog: () => catalog,
     workspaceOf: () => ws.workspace,
     excludedDirectories: [ws.stateDirectory],
+    reader,
     limits: { registry_bytes: BENCH_REGISTRY_BYTES },
   });
   const catalog = new NameCatalog();
   const sessionId = newId('ses');
   let expected: string | null = null;
   return {
-    register() {
+    async register() {
       const staged = registry.beginRegistration(
         sessionId,
         {
@@ -180,7 +183,7 @@ function registrar(ws: Workspace, source: ResourceSource): Registrar {
         REGISTERED_BY,
         stillAuthorized,
       );
-      staged.capture();
+      await staged.capture();
       expected = staged.publish().entry.revision_id;
     },
     chargedBytes: () => registry.stats().retained_bytes,
@@ -191,8 +194,17 @@ type Subject = 'readFile' | 'readFileSync' | 'inline' | 'workspace_file';
 const SUBJECTS: readonly Subject[] = ['readFile', 'readFileSync', 'inline', 'workspace_file'];
 
 interface Subjects {
-  sync: Record<Exclude<Subject, 'readFile'>, SyncOp>;
-  readFile: AsyncOp;
+  readFileSync: SyncOp;
+  async: Record<Exclude<Subject, 'readFileSync'>, AsyncOp>;
+}
+
+function captureOptionsOf(ws: Workspace) {
+  return {
+    workspace: ws.workspace,
+    path: SOURCE_PATH,
+    maxBytes: SOURCE_BYTES,
+    excludedDirectories: [ws.stateDirectory],
+  };
 }
 
 function sha256Hex(bytes: Uint8Array): string {
@@ -212,9 +224,9 @@ async function measureRounds(subjects: Subjects): Promise<Record<Subject, number
     const sample: Partial<Record<Subject, number>> = {};
     for (const subject of order) {
       sample[subject] =
-        subject === 'readFile'
-          ? await runAsync(subjects.readFile, warmupMs, measureMs)
-          : runSync(subjects.sync[subject], warmupMs, measureMs);
+        subject === 'readFileSync'
+          ? runSync(subjects.readFileSync, warmupMs, measureMs)
+          : await runAsync(subjects.async[subject], warmupMs, measureMs);
       samples[subject].push(sample[subject]);
     }
     console.log(
@@ -255,7 +267,7 @@ function describeRegistration(fsCalls: Map<string, number>, chargedBytes: number
 what one workspace_file registration does (beginRegistration → capture → publish, a replacement):
   admission   payload shape, name against the catalog, expected revision, kind and byte budgets,
               the capture slot (and its ${PROFILE_LIMITS.capture_reservation_bytes / 1_024} KiB reservation)
-  walk        ${total} synchronous fs calls (${calls}):
+  walk        on the capture worker thread: ${total} synchronous fs calls (${calls}):
               the workspace root and its check through /proc/self/fd, every ancestor up to / against the
               excluded state directory, the directory component, then the file by lstat, open, fstat,
               and fstat + lstat again after the read
@@ -274,7 +286,7 @@ the baseline: readFile (open, fstat, read, close, each a round trip to the threa
   readFileSync the same calls on the main thread.`);
 }
 
-async function printBreakdown(ws: Workspace, sync: Subjects['sync']): Promise<void> {
+async function printBreakdown(ws: Workspace, subjects: Subjects): Promise<void> {
   const inlineInput: ResourceInput = {
     kind: 'tool',
     name: RESOURCE_NAME,
@@ -282,12 +294,7 @@ async function printBreakdown(ws: Workspace, sync: Subjects['sync']): Promise<vo
     source: { kind: 'inline', content: ws.text },
   };
   const inlinePayload = { expected_revision: null, resource: inlineInput };
-  const captureOptions = {
-    workspace: ws.workspace,
-    path: SOURCE_PATH,
-    maxBytes: SOURCE_BYTES,
-    excludedDirectories: [ws.stateDirectory],
-  };
+  const captureOptions = captureOptionsOf(ws);
   const steps: [string, SyncOp | AsyncOp][] = [
     ['inline admission: payload check (text scan)', () => parseRegisterPayload(inlinePayload)],
     ['capture: walk, stats, read, UTF-8, NUL', () => captureWorkspaceFile(captureOptions)],
@@ -310,9 +317,9 @@ async function printBreakdown(ws: Workspace, sync: Subjects['sync']): Promise<vo
           registeredBy: REGISTERED_BY,
         }),
     ],
-    ['whole registration, inline', sync.inline],
-    ['whole registration, workspace_file', sync.workspace_file],
-    ['baseline: readFileSync + sha256', sync.readFileSync],
+    ['whole registration, inline', subjects.async.inline],
+    ['whole registration, workspace_file', subjects.async.workspace_file],
+    ['baseline: readFileSync + sha256', subjects.readFileSync],
     ['baseline: readFile + sha256', () => readFile(ws.filePath).then(sha256Hex)],
   ];
   const rows: string[][] = [];
@@ -333,20 +340,22 @@ async function printBreakdown(ws: Workspace, sync: Subjects['sync']): Promise<vo
 
 async function main(): Promise<void> {
   const ws = createWorkspace();
+  const reader = new CaptureThread(systemClock);
   try {
-    const inline = registrar(ws, { kind: 'inline', content: ws.text });
-    const workspaceFile = registrar(ws, { kind: 'workspace_file', path: SOURCE_PATH });
+    const inline = registrar(ws, { kind: 'inline', content: ws.text }, reader);
+    const workspaceFile = registrar(ws, { kind: 'workspace_file', path: SOURCE_PATH }, reader);
     // The first registration creates the resource; every measured one replaces it.
-    inline.register();
-    workspaceFile.register();
-    const fsCalls = countFsCalls(() => workspaceFile.register());
+    await inline.register();
+    await workspaceFile.register();
+    // The worker thread makes exactly the calls of one capture, which are counted here on this thread.
+    const fsCalls = countFsCalls(() => captureWorkspaceFile(captureOptionsOf(ws)));
     const subjects: Subjects = {
-      sync: {
-        readFileSync: () => sha256Hex(readFileSync(ws.filePath)),
+      readFileSync: () => sha256Hex(readFileSync(ws.filePath)),
+      async: {
+        readFile: () => readFile(ws.filePath).then(sha256Hex),
         inline: () => inline.register(),
         workspace_file: () => workspaceFile.register(),
       },
-      readFile: () => readFile(ws.filePath).then(sha256Hex),
     };
     console.log(
       `registry bytes raised to ${BENCH_REGISTRY_BYTES / 1_024} KiB for the bench (profile ` +
@@ -360,8 +369,9 @@ async function main(): Promise<void> {
     console.log(`\nmedians over ${rounds} round(s); load average now ${load()}\n`);
     printResults(samples);
     describeRegistration(fsCalls, workspaceFile.chargedBytes());
-    if (breakdownMs > 0) await printBreakdown(ws, subjects.sync);
+    if (breakdownMs > 0) await printBreakdown(ws, subjects);
   } finally {
+    await reader.close(0);
     rmSync(ws.root, { recursive: true, force: true });
   }
 }

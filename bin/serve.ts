@@ -5,6 +5,7 @@ import { ConfigError } from '../config/config-file.js';
 import type { ServeSettings } from '../config/settings.js';
 import { EndpointError } from '../core/endpoint/endpoint-error.js';
 import { LifetimeLock, LockHeldError } from '../core/endpoint/lifetime-lock.js';
+import { nativeAddon } from '../core/endpoint/native.js';
 import {
   checkSocketPath,
   isStillPublished,
@@ -78,6 +79,11 @@ export async function serve(settings: ServeSettings): Promise<number> {
       if (unpublish && identity) unpublishSocket(settings.socket, identity);
       for (const lock of locks) lock.release();
       log.info('stopped');
+      // A capture thread still blocked on the filesystem would keep process.exit() waiting forever.
+      if (app.capture.abandoned) {
+        log.flush();
+        nativeAddon().exitNow(code);
+      }
       exit(code);
     })();
   };

@@ -41,6 +41,8 @@ export const SERVICE_LIMITS = {
   requested_capabilities: 32,
   /** From admission to publication of a registration; a capture that took longer is not published. */
   registration_deadline_ms: 30_000,
+  /** How long shutdown waits for a capture still reading before exiting without it. */
+  capture_drain_ms: 2_000,
   /** Longest resume secret a payload may present (issued ones are 43). */
   resume_secret_chars: 128,
 } as const;

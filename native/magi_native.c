@@ -1,6 +1,7 @@
 /*
- * The two system calls Node does not expose that the daemon's endpoint needs:
- * the peer credentials of a connected Unix socket and flock(2) for the lifetime lock.
+ * The system calls Node does not expose that the daemon needs: the peer credentials of a connected
+ * Unix socket, flock(2) for the lifetime lock, and _exit(2) for leaving without waiting for a thread
+ * blocked in the kernel.
  * Failures are thrown as JS errors whose `code` is the errno name and `errno` its number.
  */
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <node_api.h>
 
@@ -169,10 +171,27 @@ static napi_value flock_fd(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/*
+ * exitNow(code): ends the process at once. process.exit() joins every worker thread first, and a thread
+ * blocked in a filesystem call never returns to be joined; _exit(2) ends every thread with the process.
+ */
+static napi_value exit_now(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int32_t code = 0;
+  if (argc < 1 || napi_get_value_int32(env, argv[0], &code) != napi_ok || code < 0 || code > 255) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "exitNow takes (code) from 0 to 255");
+    return NULL;
+  }
+  _exit(code);
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"peerCredentials", NULL, peer_credentials, NULL, NULL, NULL, napi_enumerable, NULL},
       {"flock", NULL, flock_fd, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"exitNow", NULL, exit_now, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   CHECK_NAPI(env, napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties));
   return exports;

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Clock } from '../core/clock.js';
-import { SERVICE_LIMITS } from '../core/limits.js';
 import { ResourceRegistry } from '../core/registry/resource-registry.js';
 import type { RegistrationGuard, StagedRegistration } from '../core/registry/staged-registration.js';
 import type { NameCatalog } from '../core/resources/names.js';
@@ -22,7 +21,7 @@ declare module 'fastify' {
     /**
      * Admits a `session.resources.register` for the request's grant and takes the capture slot. The
      * registration is attributed to this daemon, the request's connection, its operation id and grant
-     * generation, and publishes only while all of them still hold and the deadline has not passed.
+     * generation, and publishes only while all of them still hold and its deadline has not passed.
      */
     stageRegistration(wire: WireContext, payload: unknown): StagedRegistration;
   }
@@ -48,6 +47,7 @@ const registry: FastifyPluginAsync<RegistryPluginOptions> = async (fastify, opti
       return session.workspace;
     },
     excludedDirectories: options.excludedDirectories,
+    reader: fastify.capture.reader,
   });
 
   fastify.decorate('resources', resources);
@@ -56,12 +56,10 @@ const registry: FastifyPluginAsync<RegistryPluginOptions> = async (fastify, opti
     if (!grant || envelope.operation_id === null)
       throw new Error('registration needs a grant and an operation');
     const operationId = envelope.operation_id;
-    const deadline = clock.now() + SERVICE_LIMITS.registration_deadline_ms;
     const guard: RegistrationGuard = () =>
       !connection.closed &&
       stillControls(grant, envelope.control_token) &&
-      fastify.operations.lookup(operationId)?.status === 'accepted' &&
-      clock.now() < deadline;
+      fastify.operations.lookup(operationId)?.status === 'accepted';
     return resources.beginRegistration(
       grant.sessionId,
       payload,
@@ -88,11 +86,13 @@ const registry: FastifyPluginAsync<RegistryPluginOptions> = async (fastify, opti
 
   fastify.sessions.onControlStarted((sessionId) => resources.controlStarted(sessionId));
   fastify.sessions.onControlEnded((sessionId) => resources.controlEnded(sessionId));
+  // A registration waiting for its read is answered at once rather than holding up the drain.
+  fastify.framing.onDraining(() => resources.close());
   fastify.addHook('onClose', async () => resources.close());
 };
 
 export default fp(registry, {
   name: 'registry',
   fastify: '5.x',
-  dependencies: ['framing', 'history', 'operations', 'control'],
+  dependencies: ['framing', 'history', 'operations', 'control', 'capture'],
 });

@@ -6,10 +6,11 @@ import { REGISTRY_MUTATION, RegisterPayload, RegisterResult } from './registry-s
  * `session.resources.register`: admission (payload, capture slot, name, expected revision, capacity),
  * then the capture, then publication, which rechecks everything the admission relied on.
  *
- * The capture runs one event-loop turn after admission: frames already read (a list, an unregister, a
- * takeover claim, the connection's close) are served first, so a capture is never read on behalf of an
- * authority that is already gone, and the slot's holder does not delay them. The capture itself is
- * synchronous. Whatever happens, the slot is released.
+ * The capture starts one event-loop turn after admission: frames already read (a list, an unregister, a
+ * takeover claim, the connection's close) are served first, so a capture is never started on behalf of an
+ * authority that is already gone. A workspace file is read by the capture worker thread while the wire
+ * goes on; a control change, a disconnect or the deadline meanwhile answers the request with its refusal at
+ * once, and the slot stays taken until the read returns.
  */
 const sessionResourcesRegister: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post(
@@ -22,7 +23,7 @@ const sessionResourcesRegister: FastifyPluginAsyncTypebox = async (fastify) => {
       const staged = fastify.stageRegistration(request.wire, request.body);
       try {
         await nextTurn();
-        staged.capture();
+        await staged.capture();
         return staged.publish();
       } finally {
         staged.discard();

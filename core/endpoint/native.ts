@@ -16,6 +16,8 @@ export interface MagiNative {
   peerCredentials(fd: number): PeerCredentials;
   /** flock(2); false when another open file description holds a conflicting lock (EWOULDBLOCK). */
   flock(fd: number, exclusive: boolean, nonBlocking: boolean): boolean;
+  /** _exit(2): ends the process without joining its threads (one may be blocked in the kernel). */
+  exitNow(code: number): never;
 }
 
 const ADDON_RELATIVE_PATH = join('native', 'build', 'Release', 'magi_native.node');
@@ -49,7 +51,9 @@ function isMagiNative(value: unknown): value is MagiNative {
     'peerCredentials' in value &&
     typeof value.peerCredentials === 'function' &&
     'flock' in value &&
-    typeof value.flock === 'function'
+    typeof value.flock === 'function' &&
+    'exitNow' in value &&
+    typeof value.exitNow === 'function'
   );
 }
 

@@ -1,4 +1,4 @@
-import { PROFILE_LIMITS } from '../limits.js';
+import { PROFILE_LIMITS, SERVICE_LIMITS } from '../limits.js';
 
 /** The bounds the registry enforces, by their spec names. */
 export type RegistryLimitName =
@@ -11,7 +11,8 @@ export type RegistryLimitName =
   | 'retained_bytes'
   | 'registry_sessions'
   | 'registry_idle_timeout_ms'
-  | 'capture_reservation_bytes';
+  | 'capture_reservation_bytes'
+  | 'registration_deadline_ms';
 
 export type RegistryLimits = { readonly [K in RegistryLimitName]: number };
 
@@ -28,6 +29,7 @@ export function registryLimits(overrides: Partial<RegistryLimits> = {}): Registr
     registry_sessions: PROFILE_LIMITS.registry_sessions,
     registry_idle_timeout_ms: PROFILE_LIMITS.registry_idle_timeout_ms,
     capture_reservation_bytes: PROFILE_LIMITS.capture_reservation_bytes,
+    registration_deadline_ms: SERVICE_LIMITS.registration_deadline_ms,
     ...overrides,
   });
 }

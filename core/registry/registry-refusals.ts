@@ -17,6 +17,9 @@ export const registryRefusals = {
   authorityEnded: () =>
     new WireError('stale_connection', 'the registering request no longer holds the session control'),
   stagingDiscarded: () => new WireError('stale_connection', 'the staged registration was discarded'),
+  shuttingDown: () => new WireError('shutting_down'),
+  deadlinePassed: () =>
+    new WireError('stale_connection', 'the registration was not captured within its deadline'),
   tooManyTools: () =>
     new WireError('limit_exceeded', 'the session registry holds the maximum number of tools'),
   tooManySkills: () =>

@@ -1,5 +1,5 @@
-import { captureWorkspaceFile } from '../capture/workspace-file.js';
-import type { Clock } from '../clock.js';
+import type { WorkspaceReader } from '../capture/workspace-reader.js';
+import { type Clock, deadlineAt } from '../clock.js';
 import { newId } from '../ids.js';
 import { sourceMaxBytes } from '../resources/captured-source.js';
 import type { NameCatalog } from '../resources/names.js';
@@ -28,6 +28,8 @@ export interface ResourceRegistryOptions {
   workspaceOf: (sessionId: string) => string;
   /** The daemon's own state directories, which captures never reach. */
   excludedDirectories: readonly string[];
+  /** Reads workspace files off the event loop: the daemon's capture worker. */
+  reader: WorkspaceReader;
   /** Smaller bounds, so tests can reach saturation; the daemon runs with the profile's bounds. */
   limits?: Partial<RegistryLimits>;
 }
@@ -74,6 +76,7 @@ export class ResourceRegistry {
   readonly #catalog: () => NameCatalog;
   readonly #workspaceOf: (sessionId: string) => string;
   readonly #excludedDirectories: readonly string[];
+  readonly #reader: WorkspaceReader;
   readonly #limits: RegistryLimits;
   readonly #budget: RetainedBudget;
   readonly #registries = new Map<string, SessionRegistry>();
@@ -87,12 +90,16 @@ export class ResourceRegistry {
     this.#catalog = options.catalog;
     this.#workspaceOf = options.workspaceOf;
     this.#excludedDirectories = Object.freeze([...options.excludedDirectories]);
+    this.#reader = options.reader;
     this.#limits = registryLimits(options.limits);
     this.#budget = new RetainedBudget(this.#limits);
     this.#host = {
       capture: (plan) => this.#capture(plan),
       publish: (plan, revision) => this.#publish(plan, revision),
       releaseSlot: (staged) => this.#releaseSlot(staged),
+      deadline: (onReached) =>
+        deadlineAt(this.#clock, this.#clock.now() + this.#limits.registration_deadline_ms, onReached),
+      now: () => this.#clock.now(),
     };
   }
 
@@ -114,6 +121,7 @@ export class ResourceRegistry {
   ): StagedRegistration {
     const { expected_revision: expectedRevision, resource } = parseRegisterPayload(payload);
     if (this.#budget.captureHeld) throw registryRefusals.captureBusy();
+    this.#sweepDue();
     this.#catalog().assertAvailable(resource.name);
 
     let registry = this.#controlled(sessionId);
@@ -225,6 +233,7 @@ export class ResourceRegistry {
     if (registry.shared?.pinned) return registry.shared.pin();
 
     const snapshot = buildRegistrySnapshot(sessionId, registry.revision, registry.revisions());
+    this.#sweepDue();
     this.#budget.assertSnapshotRoom(snapshot.instruction_bytes);
     for (const revision of snapshot.resources) this.#budget.retain(revision);
     this.#budget.addSnapshot(snapshot.instruction_bytes);
@@ -262,30 +271,34 @@ export class ResourceRegistry {
     };
   }
 
-  /** Stops every idle timer; for daemon shutdown. Pins keep working, nothing expires any more. */
+  /**
+   * For daemon shutdown: stops every idle timer and answers a staged registration with `shutting_down`.
+   * Pins keep working; nothing expires any more.
+   */
   close(): void {
     for (const registry of this.#registries.values()) {
-      registry.idle?.timer.cancel();
+      registry.idle?.cancel();
       registry.idle = null;
     }
-    this.#staged?.discard();
+    this.#staged?.discard(registryRefusals.shuttingDown());
   }
 
-  #capture(plan: RegistrationPlan): ResourceRevision {
+  async #capture(plan: RegistrationPlan): Promise<ResourceRevision> {
     const { input } = plan;
-    const captured =
+    const read =
       input.source.kind === 'inline'
-        ? Buffer.from(input.source.content, 'utf8')
-        : captureWorkspaceFile({
+        ? { bytes: Buffer.from(input.source.content, 'utf8'), contentSha256: undefined }
+        : await this.#reader.read({
             workspace: plan.workspace ?? '',
             path: input.source.path,
             maxBytes: sourceMaxBytes(input.kind),
             excludedDirectories: this.#excludedDirectories,
-          }).bytes;
+          });
     return ResourceRevision.capture({
       resourceId: plan.resourceId ?? newId('res'),
       input,
-      captured,
+      captured: read.bytes,
+      contentSha256: read.contentSha256,
       registeredBy: plan.registeredBy,
     });
   }
@@ -299,6 +312,7 @@ export class ResourceRegistry {
     this.#catalog().assertAvailable(revision.name);
 
     if (!existing) this.#assertKindRoom(registry, revision.kind);
+    this.#sweepDue();
     if (
       registry.bytes - (existing?.chargedBytes ?? 0) + revision.chargedBytes >
       this.#limits.registry_bytes
@@ -342,6 +356,7 @@ export class ResourceRegistry {
   }
 
   #create(sessionId: string): SessionRegistry {
+    this.#sweepDue();
     if (this.#registries.size + 1 > this.#limits.registry_sessions) throw registryRefusals.registrySessions();
     const registry = new SessionRegistry(sessionId);
     this.#registries.set(sessionId, registry);
@@ -386,23 +401,27 @@ export class ResourceRegistry {
       return;
     }
     if (registry.claimed || this.#protections.has(sessionId)) {
-      registry.idle?.timer.cancel();
+      registry.idle?.cancel();
       registry.idle = null;
       return;
     }
     if (registry.idle) return;
-    const timeout = this.#limits.registry_idle_timeout_ms;
-    registry.idle = {
-      at: this.#clock.now() + timeout,
-      timer: this.#clock.setTimeout(() => {
-        if (this.#registries.get(sessionId) === registry) this.#expireIfDue(sessionId, registry);
-      }, timeout),
-    };
+    registry.idle = deadlineAt(this.#clock, this.#clock.now() + this.#limits.registry_idle_timeout_ms, () => {
+      if (this.#registries.get(sessionId) === registry) this.#remove(sessionId, registry);
+    });
+  }
+
+  /**
+   * Removes every registry whose deadline has passed, so that no count or budget decision counts a
+   * registry that has expired but whose timer has not run yet.
+   */
+  #sweepDue(): void {
+    for (const [sessionId, registry] of this.#registries) this.#expireIfDue(sessionId, registry);
   }
 
   /** Expiry or emptiness: the registry goes; pinned snapshots keep their revisions charged. */
   #remove(sessionId: string, registry: SessionRegistry): void {
-    registry.idle?.timer.cancel();
+    registry.idle?.cancel();
     registry.idle = null;
     this.#registries.delete(sessionId);
     for (const revision of registry.clear()) this.#budget.release(revision);

@@ -33,6 +33,8 @@ export interface CaptureRevisionInput {
   input: ResourceInput;
   /** The exact captured source bytes; copied, so later changes to the caller's buffer do not reach here. */
   captured: Uint8Array;
+  /** The content hash when the capture already computed it. */
+  contentSha256?: string;
   registeredBy: RegisteredBy;
 }
 
@@ -64,7 +66,13 @@ export class ResourceRevision {
    * Applies the content rules to the captured bytes (refusing with `invalid_payload`) and mints a fresh
    * revision id.
    */
-  static capture({ resourceId, input, captured, registeredBy }: CaptureRevisionInput): ResourceRevision {
+  static capture({
+    resourceId,
+    input,
+    captured,
+    contentSha256: hashed,
+    registeredBy,
+  }: CaptureRevisionInput): ResourceRevision {
     const bytes = Buffer.from(captured);
     const content = validateCapturedSource(input.kind, bytes);
     const { kind, name, description } = input;
@@ -74,7 +82,7 @@ export class ResourceRevision {
       kind,
       name,
       description,
-      content_sha256: contentSha256(bytes),
+      content_sha256: hashed ?? contentSha256(bytes),
       revision_sha256: revisionSha256({ kind, name, description, captured: bytes }),
       captured_bytes: bytes.length,
       registered_by: Object.freeze({

@@ -1,4 +1,4 @@
-import type { Timer } from '../clock.js';
+import type { Deadline } from '../clock.js';
 import { newId } from '../ids.js';
 import type { ResourceKind } from '../resources/resource-input.js';
 import { combinedInstructionBytes } from './registry-accounting.js';
@@ -8,12 +8,6 @@ import {
   type ResourceDescriptor,
   type ResourceRevision,
 } from './resource-revision.js';
-
-/** A pending idle expiry: the monotonic deadline and the timer that enforces it. */
-export interface IdleDeadline {
-  readonly at: number;
-  readonly timer: Timer;
-}
 
 /**
  * One session's registry: its current revisions by name (tools and skills share one namespace), its
@@ -27,7 +21,8 @@ export class SessionRegistry {
   #bytes = 0;
   /** Whether the session has a current controller. A registry is created only for its controller. */
   claimed = true;
-  idle: IdleDeadline | null = null;
+  /** The pending idle expiry of an unclaimed, unprotected registry. */
+  idle: Deadline | null = null;
   /** The turn snapshot of the current registry revision while some turn pins it. */
   shared: SharedSnapshot | null = null;
 

@@ -1,4 +1,5 @@
-import { WireError } from '../errors.js';
+import type { Deadline } from '../clock.js';
+import { isWireError, WireError } from '../errors.js';
 import type { ResourceInput } from '../resources/resource-input.js';
 import { registryRefusals } from './registry-refusals.js';
 import type { RegisteredBy, ResourceDescriptor, ResourceRevision } from './resource-revision.js';
@@ -6,8 +7,8 @@ import type { SessionRegistry } from './session-registry.js';
 
 /**
  * Whether the registering request still holds what it held when it was admitted: its connection, the
- * session's control generation, its operation (still accepted, not settled elsewhere) and its deadline.
- * Returns false, or throws its own refusal, when any of them no longer holds.
+ * session's control generation and its operation (still accepted, not settled elsewhere). Returns false, or
+ * throws its own refusal, when any of them no longer holds.
  */
 export type RegistrationGuard = () => boolean;
 
@@ -33,31 +34,44 @@ export interface RegistrationPlan {
 
 /** The registry's side of a staged registration. */
 export interface StagingHost {
-  /** Reads the source and applies the content rules; synchronous, as the workspace walk must be. */
-  capture(plan: RegistrationPlan): ResourceRevision;
+  /** Reads the source (a workspace file off the event loop) and applies the content rules. */
+  capture(plan: RegistrationPlan): Promise<ResourceRevision>;
   /** Rechecks everything publication depends on and commits; does not release the slot. */
   publish(plan: RegistrationPlan, revision: ResourceRevision): RegisterResult;
   /** Frees the capture slot; called exactly once per staged registration. */
   releaseSlot(staged: StagedRegistration): void;
+  /** Arms the registration deadline, which discards the registration when reached. */
+  deadline(onReached: () => void): Deadline;
+  /** The monotonic time, to decide the deadline at publication even before its timer has run. */
+  now(): number;
 }
 
-export type StagedState = 'staged' | 'captured' | 'published' | 'discarded';
+export type StagedState = 'staged' | 'capturing' | 'captured' | 'published' | 'discarded';
 
 /**
  * A registration admitted and holding the daemon's one capture slot: `capture()` reads the source,
- * `publish()` rechecks and commits, `discard()` gives up. The slot is released when the registration
- * publishes, fails, or is discarded (by its caller, or by the registry when the session's control
- * changes), whichever comes first, and never twice.
+ * `publish()` rechecks and commits, `discard()` gives up. A discard while the source is being read
+ * answers the waiting `capture()` at once with the discard's refusal, and the read's result is dropped when
+ * it comes.
+ *
+ * The slot is released once the registration has ended (published, failed or discarded: by its caller,
+ * by the registry when the session's control changes, or by its deadline) and no read of it is still in
+ * progress: a filesystem wait cannot be interrupted, so the slot stays charged until the read returns.
+ * It is released exactly once.
  */
 export class StagedRegistration {
   readonly #host: StagingHost;
   readonly #plan: RegistrationPlan;
+  readonly #deadline: Deadline;
   #state: StagedState = 'staged';
   #revision: ResourceRevision | null = null;
+  #reading = false;
+  #interrupt: ((refusal: WireError) => void) | null = null;
 
   constructor(host: StagingHost, plan: RegistrationPlan) {
     this.#host = host;
     this.#plan = plan;
+    this.#deadline = host.deadline(() => this.discard(registryRefusals.deadlinePassed()));
   }
 
   get sessionId(): string {
@@ -68,52 +82,79 @@ export class StagedRegistration {
     return this.#state;
   }
 
-  /** Reads and validates the source. A refusal discards the registration and is rethrown. */
-  capture(): void {
+  /** Reads and validates the source. A refusal, or a discard meanwhile, ends the registration and throws. */
+  async capture(): Promise<void> {
     this.#assertLive();
     if (this.#state !== 'staged') throw this.#misuse();
+    this.#state = 'capturing';
+    this.#reading = true;
+    const read = this.#host.capture(this.#plan).finally(() => {
+      this.#reading = false;
+      if (this.#ended) this.#host.releaseSlot(this);
+    });
+    const interrupted = new Promise<never>((_, reject) => {
+      this.#interrupt = reject;
+    });
     try {
-      this.#revision = this.#host.capture(this.#plan);
+      const revision = await Promise.race([read, interrupted]);
+      this.#revision = revision;
       this.#state = 'captured';
     } catch (error) {
-      this.#finish('discarded');
-      throw error;
+      this.#end('discarded');
+      throw isWireError(error) ? error : new WireError('internal_error');
+    } finally {
+      this.#interrupt = null;
     }
   }
 
-  /** Rechecks and commits the captured revision; whatever happens, the slot is released. */
+  /** Rechecks and commits the captured revision; whatever happens, the registration ends. */
   publish(): RegisterResult {
     this.#assertLive();
     const revision = this.#revision;
     if (this.#state !== 'captured' || revision === null) throw this.#misuse();
+    if (this.#host.now() >= this.#deadline.at) {
+      const refusal = registryRefusals.deadlinePassed();
+      this.discard(refusal);
+      throw refusal;
+    }
     try {
       const result = this.#host.publish(this.#plan, revision);
-      this.#finish('published');
+      this.#end('published');
       return result;
     } finally {
-      this.#finish('discarded');
+      this.#end('discarded');
     }
   }
 
-  /** Gives up: the staged capture is dropped and the slot released. Harmless once finished. */
-  discard(): void {
-    this.#finish('discarded');
+  /**
+   * Gives up: the staged capture is dropped. A `capture()` still waiting for its read is answered with
+   * `refusal`. Harmless once ended.
+   */
+  discard(refusal: WireError = registryRefusals.stagingDiscarded()): void {
+    if (this.#ended) return;
+    this.#interrupt?.(refusal);
+    this.#end('discarded');
+  }
+
+  get #ended(): boolean {
+    return this.#state === 'published' || this.#state === 'discarded';
   }
 
   #assertLive(): void {
     if (this.#state === 'discarded') throw registryRefusals.stagingDiscarded();
   }
 
-  /** A call out of order is the caller's bug; the slot is still released so the daemon keeps working. */
+  /** A call out of order is the caller's bug; the registration still ends so the daemon keeps working. */
   #misuse(): WireError {
-    this.#finish('discarded');
+    this.#end('discarded');
     return new WireError('internal_error');
   }
 
-  #finish(state: 'published' | 'discarded'): void {
-    if (this.#state === 'published' || this.#state === 'discarded') return;
+  #end(state: 'published' | 'discarded'): void {
+    if (this.#ended) return;
     this.#state = state;
     this.#revision = null;
-    this.#host.releaseSlot(this);
+    this.#deadline.cancel();
+    if (!this.#reading) this.#host.releaseSlot(this);
   }
 }

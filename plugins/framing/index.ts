@@ -35,6 +35,11 @@ export interface Framing {
   declareEvent(name: string, options?: { profile?: boolean }): void;
   /** Calls `listener` whenever the number of connections changes. */
   onConnectionsChanged(listener: () => void): void;
+  /**
+   * Calls `listener` once when the daemon starts draining, before it waits for the requests in flight:
+   * work that could keep a request waiting on the outside world answers it now.
+   */
+  onDraining(listener: () => void): void;
 }
 
 declare module 'fastify' {
@@ -223,12 +228,17 @@ const framing: FastifyPluginAsync = async (fastify) => {
     onConnectionsChanged: (listener: () => void) => {
       connectionListeners.push(listener);
     },
+    onDraining: (listener: () => void) => {
+      drainingListeners.push(listener);
+    },
   } satisfies Framing);
 
   // Drain: new requests are refused with shutting_down, requests in flight are answered, then every
   // connection is ended so that the listener can close.
+  const drainingListeners: Array<() => void> = [];
   fastify.addHook('preClose', async () => {
     draining = true;
+    for (const listener of drainingListeners) listener();
     if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
     for (const connection of connections) connection.markClosed();
   });

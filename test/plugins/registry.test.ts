@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import t from 'tap';
 import { isWireError } from '../../core/errors.js';
@@ -7,12 +9,16 @@ import type { StagedRegistration } from '../../core/registry/staged-registration
 const REGISTRATION_DEADLINE_MS = SERVICE_LIMITS.registration_deadline_ms;
 
 import { op, startDaemon, TRANSPORTS, type Transport } from '../helpers/daemon.js';
+import { HeldReader } from '../helpers/held-reader.js';
 import {
   type Controller,
   controller,
   FIFTEEN_MINUTES,
+  fileResource,
   listed,
   registered,
+  registryOf,
+  TOOL_CONTRACT,
   toolResource,
   until,
 } from '../routes/session.resources.fixture.js';
@@ -46,9 +52,9 @@ function stagingRoute() {
   };
 }
 
-function refusalOf(fn: () => unknown): string {
+async function refusalOf(fn: () => unknown): Promise<string> {
   try {
-    fn();
+    await fn();
     return 'ok';
   } catch (error) {
     if (isWireError(error)) return error.code;
@@ -88,7 +94,7 @@ for (const transport of TRANSPORTS) {
       const { daemon, who, stage } = await stagedDaemon(t, transport);
       const operation = op();
       const staged = await stage(toolResource('lookup'), operation);
-      staged.capture();
+      await staged.capture();
       const { entry } = staged.publish();
       t.same(entry.registered_by, {
         instance_id: daemon.app.instanceId,
@@ -103,20 +109,19 @@ for (const transport of TRANSPORTS) {
       const { daemon, who, stage } = await stagedDaemon(t, transport);
       const inTime = await stage(toolResource('in_time'));
       daemon.clock.advance(REGISTRATION_DEADLINE_MS - 1);
-      inTime.capture();
+      await inTime.capture();
       t.equal(
-        refusalOf(() => inTime.publish()),
+        await refusalOf(() => inTime.publish()),
         'ok',
         `published at ${REGISTRATION_DEADLINE_MS - 1} ms`,
       );
 
       const late = await stage(toolResource('late'));
       daemon.clock.advance(REGISTRATION_DEADLINE_MS);
-      late.capture();
       t.equal(
-        refusalOf(() => late.publish()),
+        await refusalOf(() => late.capture()),
         'stale_connection',
-        `refused at ${REGISTRATION_DEADLINE_MS} ms`,
+        `discarded at ${REGISTRATION_DEADLINE_MS} ms`,
       );
       t.equal(late.state, 'discarded');
       t.notOk(daemon.app.resources.stats().capture_slot_busy, 'the slot is released');
@@ -130,30 +135,38 @@ for (const transport of TRANSPORTS) {
       const { daemon, who, stage } = await stagedDaemon(t, transport);
       const operation = op();
       const staged = await stage(toolResource('lookup'), operation);
-      staged.capture();
+      await staged.capture();
       daemon.app.operations.settle(operation, {
         ok: false,
         error: { code: 'internal_error', message: 'settled' },
       });
-      t.equal(
-        refusalOf(() => staged.publish()),
-        'stale_connection',
-      );
+      t.equal(await refusalOf(() => staged.publish()), 'stale_connection');
       t.same((await listed(who)).entries, []);
     });
 
-    t.test('publication needs the connection open and the same control', async (t) => {
-      const { daemon, who, stage } = await stagedDaemon(t, transport);
-      const staged = await stage(toolResource('lookup'));
-      staged.capture();
-      who.client.close();
-      await until(() => !daemon.app.sessions.isClaimed(who.session), 'control to end');
-      t.equal(
-        refusalOf(() => staged.publish()),
-        'stale_connection',
-      );
-      t.notOk(daemon.app.resources.has(who.session), 'nothing was published');
-    });
+    t.test(
+      'a disconnect while the worker reads discards the capture; the slot waits for the read',
+      async (t) => {
+        const reader = new HeldReader();
+        const daemon = await startDaemon(t, { workspaceReader: reader });
+        writeFileSync(join(daemon.workspace, 'lookup.json'), TOOL_CONTRACT);
+        const who = await controller(daemon, transport);
+        const operation = op();
+        const answered = registryOf(who)
+          .register(fileResource('tool', 'lookup', 'lookup.json'), null, operation)
+          .catch(() => null);
+        await reader.waitForRead();
+        who.client.close();
+        await until(() => daemon.app.operations.lookup(operation)?.status === 'failed', 'the refusal');
+        t.equal(daemon.app.operations.lookup(operation)?.error?.code, 'stale_connection');
+        t.equal(reader.inFlight, 1, 'refused while the read was still held');
+        t.ok(daemon.app.resources.stats().capture_slot_busy, 'the slot stays charged until the read returns');
+        await reader.release();
+        await answered;
+        t.notOk(daemon.app.resources.stats().capture_slot_busy, 'and is free once it returned');
+        t.notOk(daemon.app.resources.has(who.session), 'nothing was published');
+      },
+    );
 
     t.test('registries never hold the idle stop', async (t) => {
       const stops: number[] = [];

@@ -1,12 +1,17 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { isWireError } from '../../core/errors.js';
 import type { StagedRegistration } from '../../core/registry/staged-registration.js';
 import { op, startDaemon, type TestDaemon, TRANSPORTS } from '../helpers/daemon.js';
+import { HeldReader } from '../helpers/held-reader.js';
 import {
   type Controller,
   codeOf,
   controller,
+  fileResource,
   listed,
+  type Registered,
   registered,
   registryOf,
   resultOf,
@@ -31,9 +36,9 @@ function holdSlot(daemon: TestDaemon, who: Controller, resource: unknown, expect
   );
 }
 
-function refusalOf(fn: () => unknown): string {
+async function refusalOf(fn: () => unknown): Promise<string> {
   try {
-    fn();
+    await fn();
     return 'ok';
   } catch (error) {
     if (isWireError(error)) return error.code;
@@ -100,46 +105,57 @@ for (const transport of TRANSPORTS) {
       t.notOk(slotBusy(daemon), 'the slot is free again');
     });
 
-    t.test('while the slot is held, list, unregister and clear stay available', async (t) => {
-      const daemon = await startDaemon(t);
-      const holder = await controller(daemon, transport);
-      const who = await controller(daemon, transport);
-      const kept = await registered(who, toolResource('kept'));
-      const staged = holdSlot(daemon, holder, skillResource('style'));
-      t.ok(slotBusy(daemon));
+    t.test(
+      'while a capture waits on the filesystem, list, unregister and clear stay available',
+      async (t) => {
+        const reader = new HeldReader();
+        const daemon = await startDaemon(t, { workspaceReader: reader });
+        writeFileSync(join(daemon.workspace, 'style.md'), 'Be brief.');
+        const holder = await controller(daemon, transport);
+        const who = await controller(daemon, transport);
+        const kept = await registered(who, toolResource('kept'));
+        const capturing = registryOf(holder).register(fileResource('skill', 'style', 'style.md'));
+        await reader.waitForRead();
+        t.ok(slotBusy(daemon), 'the capture holds the slot');
 
-      const registry = registryOf(who);
-      t.equal(
-        codeOf(await registry.register(toolResource('other'))),
-        'configuration_busy',
-        'another session',
-      );
-      t.equal(
-        codeOf(await registryOf(holder).register(toolResource('other'))),
-        'configuration_busy',
-        'the same one',
-      );
-      t.equal(
-        codeOf(await registry.register(toolResource('read_file'))),
-        'configuration_busy',
-        'busy is decided before the name',
-      );
-      t.equal((await listed(who)).entries.length, 1, 'list');
-      const removed = resultOf<{ registry_revision: string }>(
-        await registry.unregister(kept.entry.resource_id, kept.entry.revision_id),
-      );
-      t.equal(codeOf(await registry.clear(removed.registry_revision)), 'ok', 'clear');
+        const registry = registryOf(who);
+        t.equal(
+          codeOf(await registry.register(toolResource('other'))),
+          'configuration_busy',
+          'another session',
+        );
+        t.equal(
+          codeOf(await registryOf(holder).register(toolResource('other'))),
+          'configuration_busy',
+          'the same one',
+        );
+        t.equal(
+          codeOf(await registry.register(toolResource('read_file'))),
+          'configuration_busy',
+          'busy is decided before the name',
+        );
+        t.equal((await listed(who)).entries.length, 1, 'list');
+        const removed = resultOf<{ registry_revision: string }>(
+          await registry.unregister(kept.entry.resource_id, kept.entry.revision_id),
+        );
+        t.equal(codeOf(await registry.clear(removed.registry_revision)), 'ok', 'clear');
+        t.equal(reader.inFlight, 1, 'all of it answered while the read was still held');
 
-      staged.capture();
-      const published = staged.publish();
-      t.equal(published.entry.name, 'style');
-      t.notOk(slotBusy(daemon));
-      t.equal(codeOf(await registry.register(toolResource('other'))), 'ok', 'the next registration proceeds');
-      t.same(
-        (await listed(holder)).entries.map((entry) => entry.name),
-        ['style'],
-      );
-    });
+        await reader.release();
+        const published = resultOf<Registered>(await capturing);
+        t.equal(published.entry.name, 'style');
+        t.notOk(slotBusy(daemon));
+        t.equal(
+          codeOf(await registry.register(toolResource('other'))),
+          'ok',
+          'the next registration proceeds',
+        );
+        t.same(
+          (await listed(holder)).entries.map((entry) => entry.name),
+          ['style'],
+        );
+      },
+    );
 
     t.test('a takeover discards the staged capture of the previous controller', async (t) => {
       const daemon = await startDaemon(t);
@@ -148,14 +164,8 @@ for (const transport of TRANSPORTS) {
       const taken = await takeOver(daemon, transport, who);
       t.equal(staged.state, 'discarded');
       t.notOk(slotBusy(daemon), 'the slot is released');
-      t.equal(
-        refusalOf(() => staged.capture()),
-        'stale_connection',
-      );
-      t.equal(
-        refusalOf(() => staged.publish()),
-        'stale_connection',
-      );
+      t.equal(await refusalOf(() => staged.capture()), 'stale_connection');
+      t.equal(await refusalOf(() => staged.publish()), 'stale_connection');
       t.same((await listed(taken)).entries, [], 'nothing was published');
       t.equal(codeOf(await registryOf(taken).register(toolResource('lookup'))), 'ok');
     });
@@ -164,14 +174,11 @@ for (const transport of TRANSPORTS) {
       const daemon = await startDaemon(t);
       const who = await controller(daemon, transport);
       const staged = holdSlot(daemon, who, toolResource('lookup'));
-      staged.capture();
+      await staged.capture();
       who.client.close();
       await until(() => staged.state === 'discarded', 'the staging to be discarded');
       t.notOk(slotBusy(daemon));
-      t.equal(
-        refusalOf(() => staged.publish()),
-        'stale_connection',
-      );
+      t.equal(await refusalOf(() => staged.publish()), 'stale_connection');
       t.same((await listed(await takeOver(daemon, transport, who))).entries, []);
     });
 
@@ -237,29 +244,21 @@ for (const transport of TRANSPORTS) {
       const lookup = await registered(who, toolResource('lookup'));
       const replacing = holdSlot(daemon, who, toolResource('lookup'), lookup.entry.revision_id);
       resultOf(await registryOf(who).unregister(lookup.entry.resource_id, lookup.entry.revision_id));
-      replacing.capture();
-      t.equal(
-        refusalOf(() => replacing.publish()),
-        'conflict',
-        'unregistered meanwhile',
-      );
+      await replacing.capture();
+      t.equal(await refusalOf(() => replacing.publish()), 'conflict', 'unregistered meanwhile');
 
       const style = await registered(who, skillResource('style'));
       const replacingStyle = holdSlot(daemon, who, skillResource('style'), style.entry.revision_id);
       resultOf(await registryOf(who).clear((await listed(who)).registry_revision));
-      replacingStyle.capture();
-      t.equal(
-        refusalOf(() => replacingStyle.publish()),
-        'conflict',
-        'cleared meanwhile',
-      );
+      await replacingStyle.capture();
+      t.equal(await refusalOf(() => replacingStyle.publish()), 'conflict', 'cleared meanwhile');
 
       const other = await registered(who, skillResource('other'));
       const creating = holdSlot(daemon, who, toolResource('lookup'));
       resultOf(await registryOf(who).unregister(other.entry.resource_id, other.entry.revision_id));
-      creating.capture();
+      await creating.capture();
       t.equal(
-        refusalOf(() => creating.publish()),
+        await refusalOf(() => creating.publish()),
         'ok',
         'an unrelated change does not invalidate a creation',
       );

@@ -2,6 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
+import { CaptureThread } from '../../../core/capture/capture-thread.js';
+import type { WorkspaceReader } from '../../../core/capture/workspace-reader.js';
 import type { Clock } from '../../../core/clock.js';
 import { type ErrorCode, isWireError } from '../../../core/errors.js';
 import type { RegistryLimits } from '../../../core/registry/registry-limits.js';
@@ -73,6 +75,12 @@ export function attribution(overrides: Partial<RegisteredBy> = {}): RegisteredBy
 
 export const always: RegistrationGuard = () => true;
 
+/** For registries that only ever see inline sources: a workspace read is a test bug. */
+export const unusedReader: WorkspaceReader = {
+  read: () => Promise.reject(new Error('no workspace read was expected')),
+  close: async () => true,
+};
+
 export interface Fixture {
   registry: ResourceRegistry;
   clock: FakeClock;
@@ -84,13 +92,15 @@ export interface Fixture {
   setCatalog(catalog: NameCatalog): void;
   begin(sessionId: string, payload: unknown, guard?: RegistrationGuard): StagedRegistration;
   /** begin, capture and publish in one go. */
-  register(sessionId: string, payload: unknown, guard?: RegistrationGuard): RegisterResult;
-  create(sessionId: string, resource: unknown): RegisterResult;
+  register(sessionId: string, payload: unknown, guard?: RegistrationGuard): Promise<RegisterResult>;
+  create(sessionId: string, resource: unknown): Promise<RegisterResult>;
 }
 
 export interface FixtureOptions {
   limits?: Partial<RegistryLimits>;
   clock?: Clock;
+  /** The workspace reader; by default a capture worker thread of the fixture's own. */
+  reader?: WorkspaceReader;
 }
 
 export function registryFixture(t: Test, options: FixtureOptions = {}): Fixture {
@@ -102,19 +112,24 @@ export function registryFixture(t: Test, options: FixtureOptions = {}): Fixture 
   mkdirSync(workspace);
   mkdirSync(stateDirectory);
   let catalog = new NameCatalog();
+  const reader = options.reader ?? new CaptureThread(clock);
   const registry = new ResourceRegistry({
     clock: options.clock ?? clock,
     catalog: () => catalog,
     workspaceOf: () => workspace,
     excludedDirectories: [stateDirectory],
+    reader,
     limits: options.limits,
   });
-  t.teardown(() => registry.close());
+  t.teardown(async () => {
+    registry.close();
+    await reader.close(0);
+  });
   const begin = (sessionId: string, payload: unknown, guard: RegistrationGuard = always) =>
     registry.beginRegistration(sessionId, payload, attribution(), guard);
-  const register = (sessionId: string, payload: unknown, guard?: RegistrationGuard) => {
+  const register = async (sessionId: string, payload: unknown, guard?: RegistrationGuard) => {
     const staged = begin(sessionId, payload, guard);
-    staged.capture();
+    await staged.capture();
     return staged.publish();
   };
   return {
@@ -132,9 +147,9 @@ export function registryFixture(t: Test, options: FixtureOptions = {}): Fixture 
 }
 
 /** The wire code a call refuses with, or null when it succeeds. */
-export function refusalOf(fn: () => unknown): ErrorCode | null {
+export async function refusalOf(fn: () => unknown): Promise<ErrorCode | null> {
   try {
-    fn();
+    await fn();
     return null;
   } catch (error) {
     if (isWireError(error)) return error.code;
@@ -143,9 +158,9 @@ export function refusalOf(fn: () => unknown): ErrorCode | null {
 }
 
 /** The fixed message a call refuses with. */
-export function messageOf(fn: () => unknown): string | null {
+export async function messageOf(fn: () => unknown): Promise<string | null> {
   try {
-    fn();
+    await fn();
     return null;
   } catch (error) {
     if (isWireError(error)) return error.message;

@@ -18,13 +18,14 @@ import {
   skillResource,
   TOOL_CONTRACT,
   toolResource,
+  unusedReader,
 } from './registry-fixture.js';
 
 const RESERVATION = PROFILE_LIMITS.capture_reservation_bytes;
 
 t.test('one capture slot: other registrations are busy, everything else stays available', async (t) => {
   const { registry, begin, create } = registryFixture(t);
-  const kept = create('s1', toolResource('kept'));
+  const kept = await create('s1', toolResource('kept'));
   const staged = begin('s1', { expected_revision: null, resource: skillResource('style') });
   t.equal(staged.state, 'staged');
   const stats = registry.stats();
@@ -36,13 +37,13 @@ t.test('one capture slot: other registrations are busy, everything else stays av
 
   for (const session of ['s1', 's2']) {
     t.equal(
-      messageOf(() => begin(session, { expected_revision: null, resource: toolResource('other') })),
+      await messageOf(() => begin(session, { expected_revision: null, resource: toolResource('other') })),
       registryRefusals.captureBusy().message,
       `busy for ${session}`,
     );
   }
   t.equal(
-    refusalOf(() => begin('s2', { expected_revision: null, resource: toolResource('read_file') })),
+    await refusalOf(() => begin('s2', { expected_revision: null, resource: toolResource('read_file') })),
     'configuration_busy',
     'busy before the name is judged',
   );
@@ -56,17 +57,13 @@ t.test('one capture slot: other registrations are busy, everything else stays av
   });
   t.equal(registry.clear('s1', { expected_registry_revision: removed.registry_revision }).removed_count, 0);
 
-  staged.capture();
+  await staged.capture();
   t.equal(staged.state, 'captured');
   t.equal(registry.stats().capture_slot_busy, true, 'the slot stays held until publication');
   staged.publish();
   t.equal(staged.state, 'published');
   t.equal(registry.stats().capture_slot_busy, false);
-  t.equal(
-    refusalOf(() => create('s2', toolResource('other'))),
-    null,
-    'the next registration proceeds',
-  );
+  t.equal(await refusalOf(() => create('s2', toolResource('other'))), null, 'the next registration proceeds');
 });
 
 t.test('the slot is released on every path', async (t) => {
@@ -78,80 +75,61 @@ t.test('the slot is released on every path', async (t) => {
   discarded.discard();
   discarded.discard();
   t.ok(free(), 'discard, twice harmless');
-  t.equal(
-    messageOf(() => discarded.capture()),
-    registryRefusals.stagingDiscarded().message,
-  );
-  t.equal(
-    messageOf(() => discarded.publish()),
-    registryRefusals.stagingDiscarded().message,
-  );
+  t.equal(await messageOf(() => discarded.capture()), registryRefusals.stagingDiscarded().message);
+  t.equal(await messageOf(() => discarded.publish()), registryRefusals.stagingDiscarded().message);
 
   const capturedThenDiscarded = begin('s1', payload);
-  capturedThenDiscarded.capture();
+  await capturedThenDiscarded.capture();
   capturedThenDiscarded.discard();
   t.ok(free(), 'discard after capture');
   t.same(registry.list('s1').entries, [], 'a discarded capture is never published');
 
   const refused = begin('s1', { expected_revision: null, resource: toolResource('bad', { content: '[]' }) });
-  t.equal(
-    refusalOf(() => refused.capture()),
-    'invalid_payload',
-  );
+  t.equal(await refusalOf(() => refused.capture()), 'invalid_payload');
   t.equal(refused.state, 'discarded');
   t.ok(free(), 'a refused capture');
 
   const lost = begin('s1', payload, () => false);
-  lost.capture();
-  t.equal(
-    messageOf(() => lost.publish()),
-    registryRefusals.authorityEnded().message,
-  );
+  await lost.capture();
+  t.equal(await messageOf(() => lost.publish()), registryRefusals.authorityEnded().message);
   t.equal(lost.state, 'discarded');
   t.ok(free(), 'a failed guard');
 
   const expired = begin('s1', payload, () => {
     throw new WireError('stale_connection', 'the request deadline passed');
   });
-  expired.capture();
+  await expired.capture();
   t.equal(
-    messageOf(() => expired.publish()),
+    await messageOf(() => expired.publish()),
     'the request deadline passed',
     'the guard may refuse in its own words',
   );
   t.ok(free(), 'a throwing guard');
 
   const early = begin('s1', payload);
-  t.equal(
-    refusalOf(() => early.publish()),
-    'internal_error',
-    'publishing before capturing is a bug',
-  );
+  t.equal(await refusalOf(() => early.publish()), 'internal_error', 'publishing before capturing is a bug');
   t.ok(free(), 'misuse');
 
   const twice = begin('s1', payload);
-  twice.capture();
+  await twice.capture();
   twice.publish();
-  t.equal(
-    refusalOf(() => twice.capture()),
-    'internal_error',
-  );
+  t.equal(await refusalOf(() => twice.capture()), 'internal_error');
   t.equal(registry.list('s1').entries.length, 1, 'still published once');
   t.ok(free());
 });
 
 t.test('capacity and revision checks come before any capture', async (t) => {
   const { registry, begin, create } = registryFixture(t, { limits: { retained_entries: 1 } });
-  create('s1', toolResource('only'));
+  await create('s1', toolResource('only'));
   t.equal(
-    messageOf(() =>
+    await messageOf(() =>
       begin('s1', { expected_revision: null, resource: fileResource('tool', 'absent', 'nowhere.json') }),
     ),
     registryRefusals.retainedEntries().message,
     'refused at admission, so the missing file is never looked for',
   );
   t.equal(
-    refusalOf(() =>
+    await refusalOf(() =>
       begin('s1', { expected_revision: 'rev_stale', resource: fileResource('tool', 'only', 'nowhere.json') }),
     ),
     'conflict',
@@ -162,7 +140,7 @@ t.test('capacity and revision checks come before any capture', async (t) => {
 t.test('the reservation must fit the daemon byte budget', async (t) => {
   const { registry, begin } = registryFixture(t, { limits: { retained_bytes: RESERVATION - 1 } });
   t.equal(
-    messageOf(() => begin('s1', { expected_revision: null, resource: skillResource('a') })),
+    await messageOf(() => begin('s1', { expected_revision: null, resource: skillResource('a') })),
     registryRefusals.retainedBytes().message,
   );
   t.equal(registry.stats().capture_slot_busy, false);
@@ -173,69 +151,55 @@ t.test('a change of control discards the staged capture', async (t) => {
   const payload = { expected_revision: null, resource: toolResource('lookup') };
 
   const ended = begin('s1', payload);
-  ended.capture();
+  await ended.capture();
   registry.controlEnded('s2');
   t.equal(ended.state, 'captured', 'another session ending control changes nothing');
   registry.controlEnded('s1');
   t.equal(ended.state, 'discarded', 'disconnect or release');
-  t.equal(
-    refusalOf(() => ended.publish()),
-    'stale_connection',
-  );
+  t.equal(await refusalOf(() => ended.publish()), 'stale_connection');
 
   registry.controlStarted('s1');
   const takenOver = begin('s1', payload);
   registry.controlStarted('s1');
   t.equal(takenOver.state, 'discarded', 'takeover');
-  t.equal(
-    refusalOf(() => takenOver.capture()),
-    'stale_connection',
-  );
+  t.equal(await refusalOf(() => takenOver.capture()), 'stale_connection');
   t.equal(registry.stats().capture_slot_busy, false);
   t.same(registry.list('s1').entries, []);
 });
 
 t.test('publication rechecks the resource revision', async (t) => {
   const { registry, begin, create } = registryFixture(t);
-  const first = create('s1', toolResource('lookup'));
+  const first = await create('s1', toolResource('lookup'));
 
   const replacement = begin('s1', {
     expected_revision: first.entry.revision_id,
     resource: toolResource('lookup'),
   });
-  replacement.capture();
+  await replacement.capture();
   registry.unregister('s1', {
     resource_id: first.entry.resource_id,
     expected_revision: first.entry.revision_id,
   });
   t.equal(
-    messageOf(() => replacement.publish()),
+    await messageOf(() => replacement.publish()),
     registryRefusals.staleRevision().message,
     'unregistered meanwhile',
   );
 
-  const again = create('s1', toolResource('lookup'));
+  const again = await create('s1', toolResource('lookup'));
   const cleared = begin('s1', {
     expected_revision: again.entry.revision_id,
     resource: toolResource('lookup'),
   });
-  cleared.capture();
+  await cleared.capture();
   registry.clear('s1', { expected_registry_revision: again.registry_revision });
-  t.equal(
-    refusalOf(() => cleared.publish()),
-    'conflict',
-    'cleared meanwhile',
-  );
+  t.equal(await refusalOf(() => cleared.publish()), 'conflict', 'cleared meanwhile');
 
   const creation = begin('s1', { expected_revision: null, resource: skillResource('style') });
-  creation.capture();
+  await creation.capture();
   const listed = registry.list('s1').registry_revision;
   registry.clear('s1', { expected_registry_revision: listed });
-  t.equal(
-    refusalOf(() => creation.publish()),
-    null,
-    'a creation survives unrelated changes',
-  );
+  t.equal(await refusalOf(() => creation.publish()), null, 'a creation survives unrelated changes');
   t.equal(registry.stats().capture_slot_busy, false);
 });
 
@@ -245,24 +209,18 @@ t.test('publication rechecks the budgets against what changed meanwhile', async 
   // instruction bytes, next ≈ 600 + descriptor.
   const limits = { capture_reservation_bytes: 512, retained_bytes: 4_200 };
   const { registry, begin, create } = registryFixture(t, { limits });
-  create('s1', skillResource('base', { content: 'x'.repeat(1_000) }));
+  await create('s1', skillResource('base', { content: 'x'.repeat(1_000) }));
   const staged = begin('s1', {
     expected_revision: null,
     resource: skillResource('next', { content: 'y'.repeat(300) }),
   });
-  staged.capture();
+  await staged.capture();
   const pin = registry.snapshot('s1');
   t.ok(pin, 'a turn pinned the registry, charging its combined instructions');
-  t.equal(
-    messageOf(() => staged.publish()),
-    registryRefusals.retainedBytes().message,
-  );
+  t.equal(await messageOf(() => staged.publish()), registryRefusals.retainedBytes().message);
   t.equal(registry.list('s1').entries.length, 1, 'nothing was evicted');
   pin?.release();
-  t.equal(
-    refusalOf(() => create('s1', skillResource('next', { content: 'y'.repeat(300) }))),
-    null,
-  );
+  t.equal(await refusalOf(() => create('s1', skillResource('next', { content: 'y'.repeat(300) }))), null);
 });
 
 t.test('workspace files are captured once, through the safe walk', async (t) => {
@@ -271,8 +229,8 @@ t.test('workspace files are captured once, through the safe walk', async (t) => 
   writeFileSync(join(workspace, 'tools', 'lookup.json'), TOOL_CONTRACT);
   writeFileSync(join(workspace, 'style.md'), 'Write plainly.\n');
 
-  const tool = create('s1', fileResource('tool', 'lookup', 'tools/lookup.json'));
-  const skill = create('s1', fileResource('skill', 'style', 'style.md'));
+  const tool = await create('s1', fileResource('tool', 'lookup', 'tools/lookup.json'));
+  const skill = await create('s1', fileResource('skill', 'style', 'style.md'));
   t.equal(tool.entry.content_sha256, contentSha256(Buffer.from(TOOL_CONTRACT)));
   t.equal(skill.entry.captured_bytes, 'Write plainly.\n'.length);
   t.notMatch(JSON.stringify(registry.list('s1')), /lookup\.json|style\.md|tools\//, 'no path in descriptors');
@@ -286,21 +244,21 @@ t.test('workspace files are captured once, through the safe walk', async (t) => 
 
   symlinkSync(join(workspace, 'style.md'), join(workspace, 'link.md'));
   t.equal(
-    messageOf(() => create('s1', fileResource('skill', 'linked', 'link.md'))),
+    await messageOf(() => create('s1', fileResource('skill', 'linked', 'link.md'))),
     CAPTURE_REFUSALS.symlink,
   );
   writeFileSync(join(stateDirectory, 'state.md'), 'daemon state');
   t.equal(
-    messageOf(() => create('s1', fileResource('skill', 'state', '.magi-state/state.md'))),
+    await messageOf(() => create('s1', fileResource('skill', 'state', '.magi-state/state.md'))),
     CAPTURE_REFUSALS.excluded_directory,
   );
   t.equal(
-    messageOf(() => create('s1', fileResource('skill', 'gone', 'gone.md'))),
+    await messageOf(() => create('s1', fileResource('skill', 'gone', 'gone.md'))),
     CAPTURE_REFUSALS.not_found,
   );
   writeFileSync(join(workspace, 'big.md'), 'z'.repeat(PROFILE_LIMITS.skill_source_bytes + 1));
   t.equal(
-    messageOf(() => create('s1', fileResource('skill', 'big', 'big.md'))),
+    await messageOf(() => create('s1', fileResource('skill', 'big', 'big.md'))),
     CAPTURE_REFUSALS.too_large,
   );
   t.equal(registry.stats().capture_slot_busy, false, 'every refusal released the slot');
@@ -315,10 +273,11 @@ t.test('a session whose workspace cannot be resolved takes no slot', async (t) =
       throw new WireError('unknown_session');
     },
     excludedDirectories: [],
+    reader: unusedReader,
   });
   const payload = { expected_revision: null, resource: fileResource('skill', 'style', 'style.md') };
   t.equal(
-    refusalOf(() => registry.beginRegistration('s1', payload, attribution(), () => true)),
+    await refusalOf(() => registry.beginRegistration('s1', payload, attribution(), () => true)),
     'unknown_session',
   );
   t.equal(registry.stats().capture_slot_busy, false);

@@ -1,13 +1,14 @@
 import t from 'tap';
 import type { Clock } from '../../../core/clock.js';
 import { PROFILE_LIMITS } from '../../../core/limits.js';
-import { registryFixture, skillResource, toolResource } from './registry-fixture.js';
+import { fakeClock } from '../../helpers/fake-clock.js';
+import { refusalOf, registryFixture, skillResource, toolResource } from './registry-fixture.js';
 
 const IDLE_MS = PROFILE_LIMITS.registry_idle_timeout_ms;
 
 t.test('an unclaimed registry expires exactly 900,000 ms after control ended', async (t) => {
   const { registry, clock, create } = registryFixture(t);
-  create('s1', toolResource('a'));
+  await create('s1', toolResource('a'));
   registry.controlEnded('s1');
   t.equal(registry.stats().idle_registries, 1);
   clock.advance(IDLE_MS - 1);
@@ -20,7 +21,7 @@ t.test('an unclaimed registry expires exactly 900,000 ms after control ended', a
 
 t.test('a claimed registry never expires; an empty one lives exactly while claimed', async (t) => {
   const { registry, clock, create } = registryFixture(t);
-  create('s1', toolResource('a'));
+  await create('s1', toolResource('a'));
   registry.list('s2');
   clock.advance(IDLE_MS * 10);
   t.equal(registry.has('s1'), true);
@@ -32,7 +33,7 @@ t.test('a claimed registry never expires; an empty one lives exactly while claim
 
 t.test('reclaim resets the timer', async (t) => {
   const { registry, clock, create } = registryFixture(t);
-  create('s1', toolResource('a'));
+  await create('s1', toolResource('a'));
   registry.controlEnded('s1');
   clock.advance(IDLE_MS - 1);
   registry.controlStarted('s1');
@@ -48,7 +49,7 @@ t.test('reclaim resets the timer', async (t) => {
 
 t.test('a controller request also counts as a claim', async (t) => {
   const { registry, clock, create } = registryFixture(t);
-  create('s1', toolResource('a'));
+  await create('s1', toolResource('a'));
   registry.controlEnded('s1');
   clock.advance(IDLE_MS - 1);
   t.equal(registry.list('s1').entries.length, 1);
@@ -81,29 +82,74 @@ function stalledClock(): StalledClock {
   };
 }
 
-t.test('the idle timer is set for the full timeout and expires nothing before the deadline', async (t) => {
+t.test('an idle timer that runs early expires nothing and waits again for the remainder', async (t) => {
   const clock = stalledClock();
   const { registry, create } = registryFixture(t, { clock });
-  create('s1', toolResource('a'));
+  await create('s1', toolResource('a'));
   clock.set(5);
   registry.controlEnded('s1');
   t.same(
     clock.timers.map((timer) => timer.ms),
     [IDLE_MS],
+    'one timer, for the full timeout',
   );
-  clock.set(IDLE_MS + 4);
-  clock.timers[0]?.fn();
-  t.equal(registry.stats().registries, 1, 'a timer running early expires nothing');
+  clock.set(IDLE_MS + 1);
+  clock.timers.shift()?.fn();
+  t.same(
+    clock.timers.map((timer) => timer.ms),
+    [4],
+    'running 4 ms early, it is armed again for exactly the remainder',
+  );
   clock.set(IDLE_MS + 5);
-  clock.timers[0]?.fn();
-  t.equal(registry.stats().registries, 0, 'at the deadline it removes the registry');
-  t.equal(registry.stats().retained_entries, 0, 'and frees its charge');
+  clock.timers.shift()?.fn();
+  t.same(clock.timers, [], 'at the deadline it arms nothing more');
+  t.equal(registry.stats().registries, 0, 'and has removed the registry');
+  t.equal(registry.stats().retained_entries, 0, 'and freed its charge');
+});
+
+t.test(
+  'with timers that always run early, an idle registry still expires exactly at its deadline',
+  async (t) => {
+    const clock = fakeClock({ earlyMs: 1_000 });
+    const { registry, create } = registryFixture(t, { clock });
+    await create('s1', toolResource('a'));
+    registry.controlEnded('s1');
+    clock.advance(IDLE_MS - 1);
+    t.equal(registry.has('s1'), true);
+    clock.advance(1);
+    t.equal(registry.stats().registries, 0);
+  },
+);
+
+t.test('an expired registry no longer counts toward the registry cap or the byte budgets', async (t) => {
+  const clock = stalledClock();
+  const { registry, create } = registryFixture(t, {
+    clock,
+    limits: { registry_sessions: 2, retained_entries: 2 },
+  });
+  await create('s1', toolResource('a'));
+  await create('s2', toolResource('b'));
+  registry.controlEnded('s1');
+  clock.set(IDLE_MS);
+  // The idle timer of s1 has not run (the clock holds it): only the sweep before each decision removes it.
+  t.equal(
+    await refusalOf(() => create('s3', toolResource('c'))),
+    null,
+    'the cap counts live registries only',
+  );
+  registry.controlEnded('s2');
+  clock.set(IDLE_MS * 2);
+  t.equal(
+    await refusalOf(() => create('s3', toolResource('d'))),
+    null,
+    'the entry budget counts live revisions only',
+  );
 });
 
 t.test('at the deadline expiry wins over a new claim, even before the timer runs', async (t) => {
   const clock = stalledClock();
   const { registry, create } = registryFixture(t, { clock });
-  create('s1', toolResource('a'));
+  await create('s1', toolResource('a'));
   const revision = registry.list('s1').registry_revision;
   registry.controlEnded('s1');
   clock.set(IDLE_MS - 1);
@@ -120,8 +166,8 @@ t.test('at the deadline expiry wins over a new claim, even before the timer runs
 t.test('at the deadline expiry also wins over a new protection or a controller request', async (t) => {
   const clock = stalledClock();
   const { registry, create } = registryFixture(t, { clock });
-  create('s1', toolResource('a'));
-  create('s2', toolResource('a'));
+  await create('s1', toolResource('a'));
+  await create('s2', toolResource('a'));
   registry.controlEnded('s1');
   registry.controlEnded('s2');
   clock.set(IDLE_MS);
@@ -134,7 +180,7 @@ t.test('at the deadline expiry also wins over a new protection or a controller r
 
 t.test('turn preparation and accepted work delay the start of the timer', async (t) => {
   const { registry, clock, create } = registryFixture(t);
-  create('s1', toolResource('a'));
+  await create('s1', toolResource('a'));
   const preparation = registry.protect('s1');
   const work = registry.protect('s1');
   registry.controlEnded('s1');
@@ -154,7 +200,7 @@ t.test('turn preparation and accepted work delay the start of the timer', async 
 
 t.test('a protection taken while the timer runs stops it; its release starts a full period', async (t) => {
   const { registry, clock, create } = registryFixture(t);
-  create('s1', toolResource('a'));
+  await create('s1', toolResource('a'));
   registry.controlEnded('s1');
   clock.advance(IDLE_MS - 10);
   const release = registry.protect('s1');
@@ -170,7 +216,7 @@ t.test('a protection taken while the timer runs stops it; its release starts a f
 t.test('a protection taken before the registry exists still protects it', async (t) => {
   const { registry, clock, create } = registryFixture(t);
   const release = registry.protect('s1');
-  create('s1', toolResource('a'));
+  await create('s1', toolResource('a'));
   registry.controlEnded('s1');
   clock.advance(IDLE_MS * 2);
   t.equal(registry.has('s1'), true);
@@ -182,7 +228,7 @@ t.test('a protection taken before the registry exists still protects it', async 
 
 t.test('pins do not protect, but keep their revisions charged past expiry', async (t) => {
   const { registry, clock, create } = registryFixture(t);
-  create('s1', skillResource('style', { content: 'Be brief.' }));
+  await create('s1', skillResource('style', { content: 'Be brief.' }));
   const pin = registry.snapshot('s1');
   const charged = registry.stats().retained_bytes;
   registry.controlEnded('s1');
@@ -199,7 +245,7 @@ t.test('pins do not protect, but keep their revisions charged past expiry', asyn
 
 t.test('close stops every timer', async (t) => {
   const { registry, clock, create } = registryFixture(t);
-  create('s1', toolResource('a'));
+  await create('s1', toolResource('a'));
   registry.controlEnded('s1');
   registry.close();
   clock.advance(IDLE_MS * 2);

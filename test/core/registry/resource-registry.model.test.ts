@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { type ErrorCode, isWireError } from '../../../core/errors.js';
+import { SERVICE_LIMITS } from '../../../core/limits.js';
 import type { RegistryLimits } from '../../../core/registry/registry-limits.js';
 import type { SnapshotPin } from '../../../core/registry/registry-snapshot.js';
 import { ResourceRegistry } from '../../../core/registry/resource-registry.js';
@@ -8,7 +9,7 @@ import type { RegisteredBy, ResourceDescriptor } from '../../../core/registry/re
 import type { StagedRegistration } from '../../../core/registry/staged-registration.js';
 import { NameCatalog } from '../../../core/resources/names.js';
 import { type FakeClock, fakeClock } from '../../helpers/fake-clock.js';
-import { toolContractWithTimeout } from './registry-fixture.js';
+import { toolContractWithTimeout, unusedReader } from './registry-fixture.js';
 
 /**
  * A model of the registry's lifetime and accounting, written from the accounting formula and the spec's
@@ -30,6 +31,7 @@ const COUNT_BOUND: RegistryLimits = {
   registry_sessions: 2,
   registry_idle_timeout_ms: 900_000,
   capture_reservation_bytes: 600,
+  registration_deadline_ms: SERVICE_LIMITS.registration_deadline_ms,
 };
 
 /** The same, with the per-session kind counts binding first. */
@@ -109,6 +111,8 @@ interface ModelStaged {
   request: RegisterRequest;
   expected: string | null;
   live: boolean;
+  /** When the registration deadline discards it. */
+  deadlineAt: number;
 }
 
 interface Model {
@@ -426,7 +430,7 @@ function expectCode(label: string, actual: { ok: boolean; code?: ErrorCode }, ex
   if (got !== expected) fail(`${label}: expected ${expected ?? 'success'}, got ${got ?? 'success'}`);
 }
 
-function step(model: Model, real: Real, command: Command): void {
+async function step(model: Model, real: Real, command: Command): Promise<void> {
   switch (command.op) {
     case 'list': {
       const registry = controlled(model, command.session);
@@ -462,8 +466,15 @@ function step(model: Model, real: Real, command: Command): void {
       expectCode(`${command.op} admission`, begun, typeof admitted === 'string' ? admitted : null);
       if (!begun.ok || typeof admitted === 'string') return;
       real.staged = begun.value;
-      model.staged = { session: request.session, registry: admitted, request, expected, live: true };
-      real.staged.capture();
+      model.staged = {
+        session: request.session,
+        registry: admitted,
+        request,
+        expected,
+        live: true,
+        deadlineAt: model.now + model.limits.registration_deadline_ms,
+      };
+      await real.staged.capture();
       if (command.op === 'register') publish(model, real);
       return;
     }
@@ -479,7 +490,7 @@ function step(model: Model, real: Real, command: Command): void {
         variant: command.variant,
         expected: 'current',
       };
-      step(model, real, { op: 'begin', request });
+      await step(model, real, { op: 'begin', request });
       return;
     }
     case 'publish':
@@ -657,6 +668,11 @@ function step(model: Model, real: Real, command: Command): void {
       model.now += command.ms;
       expireDue(model);
       real.clock.advance(command.ms);
+      if (model.staged && model.now >= model.staged.deadlineAt) {
+        if (real.staged?.state !== 'discarded') fail('advance: the deadline did not discard the staging');
+        model.staged = null;
+        real.staged = null;
+      }
       return;
   }
 }
@@ -761,13 +777,14 @@ const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
 /** Which outcomes the random sequences reached, so a model that never saturates cannot pass unnoticed. */
 const reached = new Set<string>();
 
-function run(commands: Command[], limits: RegistryLimits): void {
+async function run(commands: Command[], limits: RegistryLimits): Promise<void> {
   const clock = fakeClock();
   const registry = new ResourceRegistry({
     clock,
     catalog: () => new NameCatalog(),
     workspaceOf: () => '/nonexistent',
     excludedDirectories: [],
+    reader: unusedReader,
     limits,
   });
   const model = newModel(limits);
@@ -776,7 +793,7 @@ function run(commands: Command[], limits: RegistryLimits): void {
     for (const [index, command] of commands.entries()) {
       const label = `step ${index} ${JSON.stringify(command)}`;
       try {
-        step(model, real, command);
+        await step(model, real, command);
       } catch (error) {
         throw new Error(`${label}: ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -789,10 +806,10 @@ function run(commands: Command[], limits: RegistryLimits): void {
 
 t.test('counts and bytes equal the model after every step of random sequences', async (t) => {
   for (const limits of [COUNT_BOUND, KIND_BOUND, BYTE_BOUND]) {
-    fc.assert(
-      fc.property(fc.array(commandArbitrary, { minLength: 1, maxLength: 80, size: 'max' }), (commands) => {
-        run(commands, limits);
-      }),
+    await fc.assert(
+      fc.asyncProperty(fc.array(commandArbitrary, { minLength: 1, maxLength: 80, size: 'max' }), (commands) =>
+        run(commands, limits),
+      ),
       { numRuns: 400 },
     );
   }

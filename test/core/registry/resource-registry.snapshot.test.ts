@@ -19,9 +19,9 @@ t.test('no registry, no snapshot', async (t) => {
 
 t.test('a snapshot holds the complete current content, in order', async (t) => {
   const { registry, create } = registryFixture(t);
-  create('s1', skillResource('zulu', { content: 'Last skill.' }));
-  create('s1', toolResource('lookup'));
-  create('s1', skillResource('alpha', { content: 'First skill, with ünïcode.' }));
+  await create('s1', skillResource('zulu', { content: 'Last skill.' }));
+  await create('s1', toolResource('lookup'));
+  await create('s1', skillResource('alpha', { content: 'First skill, with ünïcode.' }));
   const { registry_revision, entries } = registry.list('s1');
   const pin = registry.snapshot('s1');
   if (!pin) throw new Error('expected a snapshot');
@@ -51,7 +51,7 @@ t.test('a snapshot holds the complete current content, in order', async (t) => {
 
 t.test('exact captured bytes are kept, and handed out only as copies', async (t) => {
   const { registry, create } = registryFixture(t);
-  create('s1', skillResource('style', { content: 'Exact.' }));
+  await create('s1', skillResource('style', { content: 'Exact.' }));
   const pin = registry.snapshot('s1');
   const revision = pin?.snapshot.skills[0];
   const copy = revision?.capturedBytes();
@@ -63,8 +63,8 @@ t.test('exact captured bytes are kept, and handed out only as copies', async (t)
 
 t.test('replacement and clear never reach a pinned snapshot; its charge stays until release', async (t) => {
   const { registry, create, register } = registryFixture(t);
-  const tool = create('s1', toolResource('lookup'));
-  const skill = create('s1', skillResource('style', { content: 'Old instructions.' }));
+  const tool = await create('s1', toolResource('lookup'));
+  const skill = await create('s1', skillResource('style', { content: 'Old instructions.' }));
   const chargedBefore = registry.stats().retained_bytes;
   const pin = registry.snapshot('s1');
   const pinnedCharge = registry.stats().retained_bytes;
@@ -74,11 +74,11 @@ t.test('replacement and clear never reach a pinned snapshot; its charge stays un
     'a pin adds only its combined instructions',
   );
 
-  const replaced = register('s1', {
+  const replaced = await register('s1', {
     expected_revision: tool.entry.revision_id,
     resource: toolResource('lookup', { content: toolContractWithTimeout(9_000) }),
   });
-  register('s1', {
+  await register('s1', {
     expected_revision: skill.entry.revision_id,
     resource: skillResource('style', { content: 'New instructions.' }),
   });
@@ -109,7 +109,7 @@ t.test('replacement and clear never reach a pinned snapshot; its charge stays un
 
 t.test('pins of one registry revision share one snapshot, counted once', async (t) => {
   const { registry, create } = registryFixture(t);
-  create('s1', skillResource('style', { content: 'Shared.' }));
+  await create('s1', skillResource('style', { content: 'Shared.' }));
   const first = registry.snapshot('s1');
   const charged = registry.stats().retained_bytes;
   const second = registry.snapshot('s1');
@@ -144,12 +144,9 @@ t.test('an empty registry gives an empty snapshot', async (t) => {
 
 t.test('turn preparation checks the loaded catalog', async (t) => {
   const { registry, create, setCatalog } = registryFixture(t);
-  create('s1', toolResource('deploy'));
+  await create('s1', toolResource('deploy'));
   setCatalog(new NameCatalog({ disabledNames: ['DEPLOY'] }));
-  t.equal(
-    messageOf(() => registry.snapshot('s1')),
-    'the resource name is reserved',
-  );
+  t.equal(await messageOf(() => registry.snapshot('s1')), 'the resource name is reserved');
   t.equal(registry.stats().retained_snapshots, 0, 'nothing was pinned');
 });
 
@@ -158,26 +155,16 @@ t.test('snapshot bytes must fit the daemon budget', async (t) => {
   const { registry, create } = registryFixture(t, {
     limits: { capture_reservation_bytes: 100, retained_bytes: 8_600 },
   });
-  create('s1', skillResource('style', { content: 'x'.repeat(1_600) }));
-  create('s2', skillResource('other', { content: 'y'.repeat(10) }));
-  create('s3', skillResource('style', { content: 'z'.repeat(1_000) }));
+  await create('s1', skillResource('style', { content: 'x'.repeat(1_600) }));
+  await create('s2', skillResource('other', { content: 'y'.repeat(10) }));
+  await create('s3', skillResource('style', { content: 'z'.repeat(1_000) }));
   const first = registry.snapshot('s1');
-  t.equal(
-    messageOf(() => registry.snapshot('s1')?.release()),
-    null,
-    'a shared pin adds nothing',
-  );
+  t.equal(await messageOf(() => registry.snapshot('s1')?.release()), null, 'a shared pin adds nothing');
   const small = registry.snapshot('s2');
   t.ok(small, 'a small one fits');
-  t.equal(
-    messageOf(() => registry.snapshot('s3')),
-    registryRefusals.retainedBytes().message,
-  );
+  t.equal(await messageOf(() => registry.snapshot('s3')), registryRefusals.retainedBytes().message);
   first?.release();
-  t.equal(
-    refusalOf(() => registry.snapshot('s3')?.release()),
-    null,
-  );
+  t.equal(await refusalOf(() => registry.snapshot('s3')?.release()), null);
   small?.release();
   t.equal(registry.stats().retained_snapshots, 0);
 });

@@ -47,7 +47,7 @@ t.test('registration returns the complete descriptor and a fresh registry revisi
     registeredBy,
     () => true,
   );
-  staged.capture();
+  await staged.capture();
   const { entry, registry_revision } = staged.publish();
 
   t.same(Object.keys(entry).sort(), DESCRIPTOR_KEYS);
@@ -77,28 +77,28 @@ t.test('registration returns the complete descriptor and a fresh registry revisi
 
 t.test('registration creates the registry when nothing listed it first', async (t) => {
   const { registry, create } = registryFixture(t);
-  const { registry_revision } = create('s1', skillResource('style'));
+  const { registry_revision } = await create('s1', skillResource('style'));
   t.equal(registry.list('s1').registry_revision, registry_revision);
   t.equal(registry.list('s1').entries.length, 1);
 });
 
 t.test('creation needs a free name and a null expected revision', async (t) => {
   const { create, register } = registryFixture(t);
-  const { entry } = create('s1', toolResource('lookup'));
+  const { entry } = await create('s1', toolResource('lookup'));
   t.equal(
-    messageOf(() => create('s1', toolResource('lookup'))),
+    await messageOf(() => create('s1', toolResource('lookup'))),
     registryRefusals.nameExists().message,
     'an existing name is a conflict for a creation',
   );
   t.equal(
-    refusalOf(() =>
+    await refusalOf(() =>
       register('s1', { expected_revision: entry.revision_id, resource: toolResource('other') }),
     ),
     'conflict',
     'a revision of another resource does not replace by name',
   );
   t.equal(
-    refusalOf(() =>
+    await refusalOf(() =>
       register('s2', { expected_revision: entry.revision_id, resource: toolResource('lookup') }),
     ),
     'conflict',
@@ -110,8 +110,8 @@ t.test(
   'replacement keeps the resource id and allocates a fresh revision, even for identical bytes',
   async (t) => {
     const { registry, create, register } = registryFixture(t);
-    const first = create('s1', toolResource('lookup'));
-    const second = register('s1', {
+    const first = await create('s1', toolResource('lookup'));
+    const second = await register('s1', {
       expected_revision: first.entry.revision_id,
       resource: toolResource('lookup'),
     });
@@ -122,7 +122,7 @@ t.test(
     t.not(second.registry_revision, first.registry_revision);
     t.same(registry.list('s1').entries, [second.entry]);
 
-    const renamed = register('s1', {
+    const renamed = await register('s1', {
       expected_revision: second.entry.revision_id,
       resource: toolResource('lookup', { description: 'changed' }),
     });
@@ -130,7 +130,7 @@ t.test(
     t.not(renamed.entry.revision_sha256, first.entry.revision_sha256, 'and changes the revision hash');
 
     t.equal(
-      messageOf(() =>
+      await messageOf(() =>
         register('s1', { expected_revision: first.entry.revision_id, resource: toolResource('lookup') }),
       ),
       registryRefusals.staleRevision().message,
@@ -142,14 +142,14 @@ t.test(
 
 t.test('unrelated changes do not invalidate an expected revision', async (t) => {
   const { create, register, registry } = registryFixture(t);
-  const a = create('s1', toolResource('alpha'));
-  const b = create('s1', skillResource('beta'));
-  register('s1', {
+  const a = await create('s1', toolResource('alpha'));
+  const b = await create('s1', skillResource('beta'));
+  await register('s1', {
     expected_revision: b.entry.revision_id,
     resource: skillResource('beta', { content: 'v2' }),
   });
-  create('s1', toolResource('gamma'));
-  const replaced = register('s1', {
+  await create('s1', toolResource('gamma'));
+  const replaced = await register('s1', {
     expected_revision: a.entry.revision_id,
     resource: toolResource('alpha', { content: toolContractWithTimeout(5_000) }),
   });
@@ -159,13 +159,13 @@ t.test('unrelated changes do not invalidate an expected revision', async (t) => 
 
 t.test('a tool and a skill cannot share a name', async (t) => {
   const { create, register } = registryFixture(t);
-  const tool = create('s1', toolResource('shared'));
+  const tool = await create('s1', toolResource('shared'));
   t.equal(
-    messageOf(() => create('s1', skillResource('shared'))),
+    await messageOf(() => create('s1', skillResource('shared'))),
     registryRefusals.kindCollision().message,
   );
   t.equal(
-    messageOf(() =>
+    await messageOf(() =>
       register('s1', { expected_revision: tool.entry.revision_id, resource: skillResource('shared') }),
     ),
     registryRefusals.kindCollision().message,
@@ -175,41 +175,27 @@ t.test('a tool and a skill cannot share a name', async (t) => {
 
 t.test('reserved names are a conflict, checked against the loaded catalog', async (t) => {
   const { create, setCatalog, begin } = registryFixture(t);
-  t.equal(
-    refusalOf(() => create('s1', toolResource('read_file'))),
-    'conflict',
-  );
-  t.equal(
-    refusalOf(() => create('s1', skillResource('mcp_anything'))),
-    'conflict',
-  );
+  t.equal(await refusalOf(() => create('s1', toolResource('read_file'))), 'conflict');
+  t.equal(await refusalOf(() => create('s1', skillResource('mcp_anything'))), 'conflict');
 
   const staged = begin('s1', { expected_revision: null, resource: skillResource('house_style') });
-  staged.capture();
+  await staged.capture();
   setCatalog(new NameCatalog({ discoveredSkills: ['House_Style'] }));
-  t.equal(
-    messageOf(() => staged.publish()),
-    'the resource name is reserved',
-    'publication rechecks',
-  );
-  t.equal(
-    refusalOf(() => create('s1', toolResource('lookup'))),
-    null,
-    'the slot was released',
-  );
+  t.equal(await messageOf(() => staged.publish()), 'the resource name is reserved', 'publication rechecks');
+  t.equal(await refusalOf(() => create('s1', toolResource('lookup'))), null, 'the slot was released');
 });
 
 t.test('unregister removes by id and current revision', async (t) => {
   const { registry, create, register } = registryFixture(t);
-  const tool = create('s1', toolResource('lookup'));
-  const skill = create('s1', skillResource('style'));
-  const replaced = register('s1', {
+  const tool = await create('s1', toolResource('lookup'));
+  const skill = await create('s1', skillResource('style'));
+  const replaced = await register('s1', {
     expected_revision: skill.entry.revision_id,
     resource: skillResource('style', { content: 'v2' }),
   });
 
   t.equal(
-    messageOf(() =>
+    await messageOf(() =>
       registry.unregister('s1', {
         resource_id: skill.entry.resource_id,
         expected_revision: skill.entry.revision_id,
@@ -218,11 +204,13 @@ t.test('unregister removes by id and current revision', async (t) => {
     registryRefusals.staleRevision().message,
   );
   t.equal(
-    refusalOf(() => registry.unregister('s1', { resource_id: 'res_absent', expected_revision: 'rev_x' })),
+    await refusalOf(() =>
+      registry.unregister('s1', { resource_id: 'res_absent', expected_revision: 'rev_x' }),
+    ),
     'resource_not_found',
   );
   t.equal(
-    refusalOf(() =>
+    await refusalOf(() =>
       registry.unregister('s2', {
         resource_id: tool.entry.resource_id,
         expected_revision: tool.entry.revision_id,
@@ -243,7 +231,7 @@ t.test('unregister removes by id and current revision', async (t) => {
   t.not(removed.registry_revision, replaced.registry_revision);
   t.same(registry.list('s1'), { registry_revision: removed.registry_revision, entries: [tool.entry] });
   t.equal(
-    refusalOf(() =>
+    await refusalOf(() =>
       registry.unregister('s1', {
         resource_id: skill.entry.resource_id,
         expected_revision: replaced.entry.revision_id,
@@ -253,16 +241,16 @@ t.test('unregister removes by id and current revision', async (t) => {
     'a removed id is absent',
   );
 
-  const recreated = create('s1', skillResource('style', { content: 'v2' }));
+  const recreated = await create('s1', skillResource('style', { content: 'v2' }));
   t.not(recreated.entry.resource_id, skill.entry.resource_id, 'recreation gets a new resource id');
 });
 
 t.test('list is sorted by kind, then name, without bodies or paths', async (t) => {
   const { registry, create } = registryFixture(t);
-  create('s1', toolResource('zeta'));
-  create('s1', skillResource('omega', { content: 'SECRET-BODY' }));
-  create('s1', toolResource('alpha'));
-  create('s1', skillResource('beta'));
+  await create('s1', toolResource('zeta'));
+  await create('s1', skillResource('omega', { content: 'SECRET-BODY' }));
+  await create('s1', toolResource('alpha'));
+  await create('s1', skillResource('beta'));
   const { entries } = registry.list('s1');
   t.same(
     entries.map((entry) => `${entry.kind}:${entry.name}`),
@@ -278,10 +266,10 @@ t.test('clear removes everything; an empty registry keeps its revision', async (
     registry_revision: empty,
     removed_count: 0,
   });
-  create('s1', toolResource('a'));
-  const { registry_revision } = create('s1', skillResource('b'));
+  await create('s1', toolResource('a'));
+  const { registry_revision } = await create('s1', skillResource('b'));
   t.equal(
-    messageOf(() => registry.clear('s1', { expected_registry_revision: empty })),
+    await messageOf(() => registry.clear('s1', { expected_registry_revision: empty })),
     registryRefusals.staleRegistryRevision().message,
   );
   const cleared = registry.clear('s1', { expected_registry_revision: registry_revision });
@@ -293,7 +281,7 @@ t.test('clear removes everything; an empty registry keeps its revision', async (
     removed_count: 0,
   });
   t.equal(
-    refusalOf(() => registry.clear('s9', { expected_registry_revision: 'reg_x' })),
+    await refusalOf(() => registry.clear('s9', { expected_registry_revision: 'reg_x' })),
     'conflict',
     'no registry, no current revision',
   );
@@ -304,16 +292,16 @@ t.test('clear removes everything; an empty registry keeps its revision', async (
 t.test('every change allocates a registry revision never seen before', async (t) => {
   const { registry, create, register } = registryFixture(t);
   const seen = new Set([registry.list('s1').registry_revision]);
-  const a = create('s1', toolResource('a'));
+  const a = await create('s1', toolResource('a'));
   seen.add(a.registry_revision);
-  const b = register('s1', { expected_revision: a.entry.revision_id, resource: toolResource('a') });
+  const b = await register('s1', { expected_revision: a.entry.revision_id, resource: toolResource('a') });
   seen.add(b.registry_revision);
   const removed = registry.unregister('s1', {
     resource_id: b.entry.resource_id,
     expected_revision: b.entry.revision_id,
   });
   seen.add(removed.registry_revision);
-  const c = create('s1', toolResource('a'));
+  const c = await create('s1', toolResource('a'));
   seen.add(c.registry_revision);
   seen.add(registry.clear('s1', { expected_registry_revision: c.registry_revision }).registry_revision);
   t.equal(seen.size, 6);
@@ -333,43 +321,30 @@ t.test('malformed payloads are invalid_payload and take no slot', async (t) => {
     { expected_revision: null, resource: toolResource('Bad-Name') },
   ];
   for (const payload of cases) {
-    t.equal(
-      refusalOf(() => begin('s2', payload)),
-      'invalid_payload',
-      JSON.stringify(payload),
-    );
+    t.equal(await refusalOf(() => begin('s2', payload)), 'invalid_payload', JSON.stringify(payload));
   }
+  t.equal(await refusalOf(() => registry.unregister('s1', { resource_id: 'res_x' })), 'invalid_payload');
   t.equal(
-    refusalOf(() => registry.unregister('s1', { resource_id: 'res_x' })),
+    await refusalOf(() => registry.unregister('s1', { resource_id: 'res x', expected_revision: 'rev_x' })),
     'invalid_payload',
   );
   t.equal(
-    refusalOf(() => registry.unregister('s1', { resource_id: 'res x', expected_revision: 'rev_x' })),
+    await refusalOf(() => registry.clear('s1', { expected_registry_revision: null })),
     'invalid_payload',
   );
-  t.equal(
-    refusalOf(() => registry.clear('s1', { expected_registry_revision: null })),
-    'invalid_payload',
-  );
-  t.equal(
-    refusalOf(() => registry.clear('s1', {})),
-    'invalid_payload',
-  );
+  t.equal(await refusalOf(() => registry.clear('s1', {})), 'invalid_payload');
   held.discard();
 
   for (const content of ['{"input_schema":{}}', 'not json', '{"a":1,"a":1}']) {
     t.equal(
-      refusalOf(() => create('s1', toolResource('bad', { content }))),
+      await refusalOf(() => create('s1', toolResource('bad', { content }))),
       'invalid_payload',
       content,
     );
   }
+  t.equal(await refusalOf(() => create('s1', skillResource('bad', { content: '' }))), 'invalid_payload');
   t.equal(
-    refusalOf(() => create('s1', skillResource('bad', { content: '' }))),
-    'invalid_payload',
-  );
-  t.equal(
-    refusalOf(() => create('s1', skillResource('bad', { content: 'a\u0000b' }))),
+    await refusalOf(() => create('s1', skillResource('bad', { content: 'a\u0000b' }))),
     'invalid_payload',
   );
   t.equal(registry.stats().capture_slot_busy, false, 'refused captures released the slot');

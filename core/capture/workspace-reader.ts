@@ -1,0 +1,32 @@
+/** What the registry asks of a workspace file capture: everything the read needs, nothing else. */
+export interface WorkspaceReadRequest {
+  /** Absolute path of the session's workspace. */
+  workspace: string;
+  /** The client's workspace-relative path. */
+  path: string;
+  /** The source maximum of the resource kind. */
+  maxBytes: number;
+  /** Absolute paths of the daemon's own state directories. */
+  excludedDirectories: readonly string[];
+}
+
+export interface WorkspaceRead {
+  /** The exact bytes read: single-linked regular file, well-formed UTF-8 without NUL, unchanged while read. */
+  bytes: Buffer;
+  /** Lowercase hex SHA-256 of `bytes`. */
+  contentSha256: string;
+}
+
+/**
+ * Reads workspace files off the event loop. A read settles with the file or with the capture's own refusal
+ * (`invalid_payload` with a fixed message, or `internal_error`); it is never interrupted, since a filesystem
+ * wait cannot be.
+ */
+export interface WorkspaceReader {
+  read(request: WorkspaceReadRequest): Promise<WorkspaceRead>;
+  /**
+   * Stops the reader, waiting at most `graceMs` for a read in progress. Resolves true when nothing was left
+   * waiting on the filesystem, false when a read was still blocked and had to be abandoned.
+   */
+  close(graceMs: number): Promise<boolean>;
+}

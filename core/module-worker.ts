@@ -1,0 +1,20 @@
+import { Worker } from 'node:worker_threads';
+
+/**
+ * Starts a worker thread running the ES module at `url`. From the compiled tree the module is JavaScript
+ * and starts directly. From the TypeScript sources (tests, benches) the module loads through whatever
+ * TypeScript hooks the worker inherits; Node 20 does not carry hooks registered with `--import tsx` into
+ * workers, so when the worker cannot load TypeScript it registers tsx itself and loads the module again.
+ */
+export function startModuleWorker(url: URL): Worker {
+  if (!url.pathname.endsWith('.ts')) return new Worker(url);
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `
+    import(${JSON.stringify(url.href)}).catch(async (error) => {
+      if (error?.code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error;
+      const { register } = await import(${JSON.stringify(tsx)});
+      register();
+      return import(${JSON.stringify(`${url.href}?tsx`)});
+    });`;
+  return new Worker(bootstrap, { eval: true });
+}
