@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import type { Clock, Timer } from '../clock.js';
+import { type Clock, type Deadline, deadlineAt } from '../clock.js';
 import { matchesVerifier, verifierOf } from '../hashing.js';
 import { newId, newSecret } from '../ids.js';
 import { PROFILE_LIMITS } from '../limits.js';
@@ -37,11 +37,6 @@ export interface ExecutorView {
   connection_id: string | null;
   pins: number;
   rotation_pending: boolean;
-}
-
-interface Deadline {
-  readonly at: number;
-  timer: Timer;
 }
 
 interface Candidate {
@@ -268,8 +263,8 @@ export class ExecutorRegistry {
   clear(): void {
     const records = [...this.#executors.values()];
     for (const record of records) {
-      record.expiry?.timer.cancel();
-      record.candidate?.deadline.timer.cancel();
+      record.expiry?.cancel();
+      record.candidate?.deadline.cancel();
     }
     this.#executors.clear();
     this.#byConnection.clear();
@@ -356,12 +351,12 @@ export class ExecutorRegistry {
   }
 
   #cancelExpiry(record: ExecutorRecord): void {
-    record.expiry?.timer.cancel();
+    record.expiry?.cancel();
     record.expiry = null;
   }
 
   #dropCandidate(record: ExecutorRecord): void {
-    record.candidate?.deadline.timer.cancel();
+    record.candidate?.deadline.cancel();
     record.candidate = null;
   }
 
@@ -375,19 +370,8 @@ export class ExecutorRegistry {
     this.#onRemoved?.(record.id, reason);
   }
 
-  /**
-   * A deadline `ms` from now. The timer re-arms itself if it runs early, so whatever it triggers
-   * always sees the deadline as reached.
-   */
+  /** A deadline `ms` from now; see deadlineAt for why it never acts early. */
   #deadline(ms: number, onReached: () => void): Deadline {
-    const at = this.#clock.now() + ms;
-    const arm = (delay: number): Timer =>
-      this.#clock.setTimeout(() => {
-        const remaining = at - this.#clock.now();
-        if (remaining > 0) deadline.timer = arm(remaining);
-        else onReached();
-      }, delay);
-    const deadline: Deadline = { at, timer: arm(ms) };
-    return deadline;
+    return deadlineAt(this.#clock, this.#clock.now() + ms, onReached);
   }
 }
