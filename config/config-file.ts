@@ -11,15 +11,34 @@ export const CONFIG_FILE_NAME = 'config.json';
  * not know (or no longer knows) are carried through rather than refused.
  */
 const DisabledNames = Type.Object({ disabled: Type.Optional(Type.Array(Type.String())) });
+/** Header values are visible ASCII, spaces and tabs, so that no value can split a request. */
+const HEADER_VALUE = '^[\\t\\x20-\\x7e]*$';
+const ProviderOptions = Type.Object({
+  headers: Type.Optional(Type.Record(Type.String(), Type.String({ pattern: HEADER_VALUE }))),
+  stream_usage: Type.Optional(Type.Boolean()),
+  assistant_tool_call_content: Type.Optional(Type.Enum(['empty', 'null'])),
+});
 const ConfigFileSchema = Type.Object({
   skills: Type.Optional(DisabledNames),
   tools: Type.Optional(DisabledNames),
+  provider: Type.Optional(ProviderOptions),
 });
 const configFileValidator = Compile(ConfigFileSchema);
 
 /** A section that lists names the daemon keeps out of use; its other fields are carried through. */
 export interface DisabledSection {
   readonly disabled: readonly string[];
+  readonly [field: string]: unknown;
+}
+
+/** How requests to the model provider are shaped; its other fields are carried through. */
+export interface ProviderSection {
+  /** Sent with every provider request. Values may be secrets: they are never logged or echoed. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Whether to ask for token usage (`stream_options.include_usage`); some servers refuse it. */
+  readonly stream_usage: boolean;
+  /** The `content` of an assistant message that only calls tools: `""` or `null`. */
+  readonly assistant_tool_call_content: 'empty' | 'null';
   readonly [field: string]: unknown;
 }
 
@@ -30,6 +49,7 @@ export interface DisabledSection {
 export interface DaemonConfig {
   readonly skills: DisabledSection;
   readonly tools: DisabledSection;
+  readonly provider: ProviderSection;
   readonly [field: string]: unknown;
 }
 
@@ -47,7 +67,11 @@ export class ConfigError extends Error {
 }
 
 export function defaultConfig(): DaemonConfig {
-  return { skills: { disabled: [] }, tools: { disabled: [] } };
+  return {
+    skills: { disabled: [] },
+    tools: { disabled: [] },
+    provider: { headers: {}, stream_usage: true, assistant_tool_call_content: 'empty' },
+  };
 }
 
 /** Reads `<home>/config.json`; a missing file means the defaults. */
@@ -65,6 +89,7 @@ export function parseConfig(text: string): DaemonConfig {
     // The parser's own message quotes the offending text, which may be a secret.
     throw new ConfigError('is not valid JSON');
   }
+  checkHeaderNames(document);
   const errors = configFileValidator.Errors(document);
   const first = errors[0];
   if (first) {
@@ -74,12 +99,66 @@ export function parseConfig(text: string): DaemonConfig {
   const file = document as Record<string, unknown> & {
     skills?: Record<string, unknown> & { disabled?: string[] };
     tools?: Record<string, unknown> & { disabled?: string[] };
+    provider?: Record<string, unknown> & Partial<ProviderSection>;
   };
   return {
     ...file,
     skills: { ...file.skills, disabled: [...(file.skills?.disabled ?? [])] },
     tools: { ...file.tools, disabled: [...(file.tools?.disabled ?? [])] },
+    provider: {
+      ...file.provider,
+      headers: { ...file.provider?.headers },
+      stream_usage: file.provider?.stream_usage ?? true,
+      assistant_tool_call_content: file.provider?.assistant_tool_call_content ?? 'empty',
+    },
   };
+}
+
+/** An HTTP token (RFC 9110). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Headers the daemon sets itself or that frame the request; a configured one would break every request.
+ * `authorization` is not among them: it may be configured when no key is, and a key replaces it.
+ */
+const RESERVED_HEADERS = new Set([
+  'accept',
+  'connection',
+  'content-length',
+  'content-type',
+  'expect',
+  'host',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/**
+ * Checked before the schema, whose messages name each member: a malformed name is reported without
+ * being repeated (it may be a misplaced secret), a reserved one by its pointer.
+ */
+function checkHeaderNames(document: unknown): void {
+  const provider = isObject(document) ? document.provider : undefined;
+  const headers = isObject(provider) ? provider.headers : undefined;
+  if (!isObject(headers)) return;
+  for (const name of Object.keys(headers)) {
+    if (!HEADER_NAME.test(name)) {
+      throw new ConfigError(
+        '/provider/headers has a name that is not an HTTP header name',
+        '/provider/headers',
+      );
+    }
+    if (RESERVED_HEADERS.has(name.toLowerCase())) {
+      const pointer = `/provider/headers/${name}`;
+      throw new ConfigError(`${pointer} is a header the daemon sets itself`, pointer);
+    }
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function readConfigText(path: string): string | null {
@@ -101,6 +180,7 @@ const TYPE_NAMES: Readonly<Record<string, string>> = {
   object: 'an object',
   array: 'an array',
   string: 'a string',
+  boolean: 'a boolean',
 };
 
 /**
@@ -113,5 +193,6 @@ function describeError(error: TLocalizedValidationError): string {
     const expected = String(error.params.type);
     return `${field} must be ${TYPE_NAMES[expected] ?? expected}`;
   }
+  if (error.keyword === 'enum') return `${field} is not one of the allowed values`;
   return `${field} is not valid`;
 }

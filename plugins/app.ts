@@ -8,6 +8,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { loadCatalog } from '../config/catalog.js';
+import { loadConfigFile } from '../config/config-file.js';
 import { CaptureThread } from '../core/capture/capture-thread.js';
 import type { WorkspaceReader } from '../core/capture/workspace-reader.js';
 import { type Clock, systemClock } from '../core/clock.js';
@@ -49,7 +50,7 @@ import framing from './framing/index.js';
 import history from './history.js';
 import idleStop from './idle-stop.js';
 import operations from './operations.js';
-import provider, { type ProviderSettings } from './provider.js';
+import provider, { type ProviderSettings, type ProviderTuning } from './provider.js';
 import registry from './registry.js';
 
 export interface AppOptions {
@@ -57,6 +58,8 @@ export interface AppOptions {
   home: string;
   clock?: Clock;
   provider?: ProviderSettings;
+  /** Adjusts the provider adapter (tests shorten its bounds and watch its retries). */
+  providerTuning?: ProviderTuning;
   logger?: FastifyBaseLogger;
   debugHttp?: boolean;
   /** 0 (the default) disables the idle stop. */
@@ -139,7 +142,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   await app.register(framing);
-  await app.register(provider, { settings: options.provider ?? NO_PROVIDER });
+  await app.register(provider, {
+    settings: options.provider ?? NO_PROVIDER,
+    config: loadConfigFile(options.home).provider,
+    clock,
+    tuning: options.providerTuning,
+  });
   await app.register(history, { stateDir: join(options.home, 'state') });
   await app.register(operations, { clock });
   await app.register(control, { clock });

@@ -6,6 +6,8 @@ import { ConfigError, defaultConfig, loadConfigFile, parseConfig } from '../../c
 /** A value that must never appear in an error message. */
 const SECRET = 'sk-do-not-echo-4f1c';
 
+const PROVIDER_DEFAULTS = { headers: {}, stream_usage: true, assistant_tool_call_content: 'empty' };
+
 function homeWith(t: Test, text: string | Buffer): string {
   const home = t.testdir();
   writeFileSync(join(home, 'config.json'), text);
@@ -29,7 +31,7 @@ function refusal(t: Test, text: string, message: string, pointer: string | null)
 
 t.test('a missing file means the defaults', async (t) => {
   const config = loadConfigFile(t.testdir());
-  t.same(config, { skills: { disabled: [] }, tools: { disabled: [] } });
+  t.same(config, { skills: { disabled: [] }, tools: { disabled: [] }, provider: PROVIDER_DEFAULTS });
   t.same(config, defaultConfig());
 });
 
@@ -42,7 +44,11 @@ t.test('a valid file lists disabled skills and tools', async (t) => {
     t,
     JSON.stringify({ skills: { disabled: ['Review'] }, tools: { disabled: ['web_fetch'] } }),
   );
-  t.same(loadConfigFile(home), { skills: { disabled: ['Review'] }, tools: { disabled: ['web_fetch'] } });
+  t.same(loadConfigFile(home), {
+    skills: { disabled: ['Review'] },
+    tools: { disabled: ['web_fetch'] },
+    provider: PROVIDER_DEFAULTS,
+  });
 });
 
 t.test('absent known fields are filled with their defaults', async (t) => {
@@ -51,7 +57,9 @@ t.test('absent known fields are filled with their defaults', async (t) => {
   t.same(parseConfig('{"tools":{"disabled":["a"]}}'), {
     skills: { disabled: [] },
     tools: { disabled: ['a'] },
+    provider: PROVIDER_DEFAULTS,
   });
+  t.same(parseConfig('{"provider":{}}'), defaultConfig());
 });
 
 t.test('unknown fields are passed through untouched, at the top level and nested', async (t) => {
@@ -67,6 +75,7 @@ t.test('unknown fields are passed through untouched, at the top level and nested
     ...document,
     skills: document.skills,
     tools: { shell: { allow: true }, disabled: [] },
+    provider: PROVIDER_DEFAULTS,
   });
   t.same(config.theme, { colour: 'dark', sizes: [1, 2] });
   t.same(config.skills.search_paths, ['/opt/skills']);
@@ -153,5 +162,110 @@ t.test('each default is a fresh value', async (t) => {
   const first = defaultConfig();
   (first.skills.disabled as string[]).push('changed');
   (first.tools.disabled as string[]).push('changed');
-  t.same(defaultConfig(), { skills: { disabled: [] }, tools: { disabled: [] } });
+  (first.provider.headers as Record<string, string>)['x-changed'] = 'yes';
+  t.same(defaultConfig(), { skills: { disabled: [] }, tools: { disabled: [] }, provider: PROVIDER_DEFAULTS });
+});
+
+t.test('the provider section: headers, usage and the content of calling assistant messages', async (t) => {
+  const config = loadConfigFile(
+    homeWith(
+      t,
+      JSON.stringify({
+        provider: {
+          headers: { 'X-Title': 'magi', Authorization: `Bearer ${SECRET}`, 'x-empty': '' },
+          stream_usage: false,
+          assistant_tool_call_content: 'null',
+          timeout_hint: 30,
+        },
+      }),
+    ),
+  );
+  t.same(config.provider, {
+    headers: { 'X-Title': 'magi', Authorization: `Bearer ${SECRET}`, 'x-empty': '' },
+    stream_usage: false,
+    assistant_tool_call_content: 'null',
+    timeout_hint: 30,
+  });
+  t.same(parseConfig('{"provider":{"stream_usage":true}}').provider, PROVIDER_DEFAULTS);
+});
+
+t.test('a wrong provider field is named by its pointer, never with its value', async (t) => {
+  refusal(t, `{"provider":"${SECRET}"}`, 'config.json: /provider must be an object', '/provider');
+  refusal(
+    t,
+    `{"provider":{"headers":["${SECRET}"]}}`,
+    'config.json: /provider/headers must be an object',
+    '/provider/headers',
+  );
+  refusal(
+    t,
+    `{"provider":{"headers":{"x-api-key":{"v":"${SECRET}"}}}}`,
+    'config.json: /provider/headers/x-api-key must be a string',
+    '/provider/headers/x-api-key',
+  );
+  refusal(
+    t,
+    `{"provider":{"headers":{"x-api-key":"${SECRET}\\r\\nx-evil: 1"}}}`,
+    'config.json: /provider/headers/x-api-key is not valid',
+    '/provider/headers/x-api-key',
+  );
+  refusal(
+    t,
+    `{"provider":{"headers":{"x-api-key":"${SECRET}\\u00e9"}}}`,
+    'config.json: /provider/headers/x-api-key is not valid',
+    '/provider/headers/x-api-key',
+  );
+  refusal(
+    t,
+    `{"provider":{"stream_usage":"${SECRET}"}}`,
+    'config.json: /provider/stream_usage must be a boolean',
+    '/provider/stream_usage',
+  );
+  refusal(
+    t,
+    `{"provider":{"assistant_tool_call_content":"${SECRET}"}}`,
+    'config.json: /provider/assistant_tool_call_content is not one of the allowed values',
+    '/provider/assistant_tool_call_content',
+  );
+  refusal(
+    t,
+    '{"provider":{"assistant_tool_call_content":null}}',
+    'config.json: /provider/assistant_tool_call_content is not one of the allowed values',
+    '/provider/assistant_tool_call_content',
+  );
+});
+
+t.test('a header name that is not an HTTP token is refused without being repeated', async (t) => {
+  for (const name of [`Bearer ${SECRET}`, `${SECRET}:`, '', `x\\n${SECRET}`, `é${SECRET}`]) {
+    refusal(
+      t,
+      JSON.stringify({ provider: { headers: { ok: 'v', [name]: 'v' } } }),
+      'config.json: /provider/headers has a name that is not an HTTP header name',
+      '/provider/headers',
+    );
+  }
+});
+
+t.test('headers the daemon sets itself cannot be configured', async (t) => {
+  for (const name of [
+    'Content-Type',
+    'accept',
+    'Host',
+    'content-length',
+    'Transfer-Encoding',
+    'connection',
+  ]) {
+    refusal(
+      t,
+      JSON.stringify({ provider: { headers: { [name]: SECRET } } }),
+      `config.json: /provider/headers/${name} is a header the daemon sets itself`,
+      `/provider/headers/${name}`,
+    );
+  }
+  refusal(
+    t,
+    JSON.stringify({ provider: { headers: { 'x~host': 'x', host: 'y' } } }),
+    'config.json: /provider/headers/host is a header the daemon sets itself',
+    '/provider/headers/host',
+  );
 });
