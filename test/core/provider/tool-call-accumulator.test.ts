@@ -181,6 +181,21 @@ t.test('arguments as an object are serialized', async (t) => {
   t.same(calls, [{ id: 'c', name: 'a', arguments: '{"location":"Paris","days":[1,2]}' }]);
 });
 
+t.test('an object alone opens a call or replaces what came before', async (t) => {
+  t.same(
+    accumulate([
+      [{ index: 0, id: 'c', function: { name: 'a', arguments: '{"partial":' } }],
+      [{ index: 0, function: { arguments: { whole: true } } }],
+      [{ index: 1, function: { arguments: { second: 1 } } }],
+      [{ index: 1, id: 'd', function: { name: 'b', arguments: null } }],
+    ]),
+    [
+      { id: 'c', name: 'a', arguments: '{"whole":true}' },
+      { id: 'd', name: 'b', arguments: '{"second":1}' },
+    ],
+  );
+});
+
 t.test('a {} placeholder followed by the full JSON keeps the full JSON, whole or in fragments', async (t) => {
   t.same(
     accumulate([
