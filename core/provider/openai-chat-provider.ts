@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import { type Clock, deadlineAt } from '../clock.js';
 import { PROVIDER_LIMITS } from '../limits.js';
 import type { ChatProvider, ProviderEvent, ProviderRequest, ProviderRound } from './chat-provider.js';
 import {
@@ -119,12 +119,13 @@ export class OpenAiChatProvider implements ChatProvider {
     };
     const cancel = () => abort('cancelled');
     signal.addEventListener('abort', cancel);
-    let idle = clock.setTimeout(() => abort('idle_timeout'), this.#limits.idle_timeout_ms);
+    const after = (ms: number, why: ProviderFailure) => deadlineAt(clock, clock.now() + ms, () => abort(why));
+    let idle = after(this.#limits.idle_timeout_ms, 'idle_timeout');
     const touch = () => {
       idle.cancel();
-      idle = clock.setTimeout(() => abort('idle_timeout'), this.#limits.idle_timeout_ms);
+      idle = after(this.#limits.idle_timeout_ms, 'idle_timeout');
     };
-    const deadline = clock.setTimeout(() => abort('deadline'), this.#limits.request_deadline_ms);
+    const deadline = after(this.#limits.request_deadline_ms, 'deadline');
     try {
       let response: Response;
       try {
@@ -188,10 +189,10 @@ function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
       timer.cancel();
       reject(new ProviderError('cancelled'));
     };
-    const timer = clock.setTimeout(() => {
+    const timer = deadlineAt(clock, clock.now() + ms, () => {
       signal.removeEventListener('abort', cancel);
       resolve();
-    }, ms);
+    });
     signal.addEventListener('abort', cancel, { once: true });
   });
 }

@@ -280,6 +280,35 @@ t.test('the idle watchdog: silence aborts the request, every byte resets it', as
   t.pass('the server saw the request end');
 });
 
+t.test('timers that run early never act early: the watchdog, the deadline and the backoff', async (t) => {
+  const idle = PROVIDER_LIMITS.idle_timeout_ms;
+  const { server, run, clock, retries } = await providerFixture(t, {
+    earlyMs: 1_000,
+    limits: { request_deadline_ms: 2 * idle },
+  });
+  const quiet = server.hold();
+  server.replyStatus(503).script(stream([sse(chunk({ content: 'a' })), quiet, done()]));
+  const round = run();
+  await quiet.reached;
+  await settle();
+  t.equal(clock.now(), 500, 'the backoff waited exactly');
+  t.same(
+    retries.map((retry) => retry.delayMs),
+    [500],
+  );
+  clock.advance(idle - 1);
+  quiet.release();
+  t.equal((await round).text, 'a', 'the watchdog did not fire a millisecond early');
+
+  const silent = server.hold();
+  server.script(stream([sse(chunk({ content: 'a' })), silent, done()]));
+  const stalled = run();
+  await silent.reached;
+  await settle();
+  clock.advance(idle);
+  t.match(await failure(stalled), { kind: 'idle_timeout' });
+});
+
 t.test('the deadline bounds a request however busy', async (t) => {
   const { server, run, clock } = await providerFixture(t, {
     limits: { request_deadline_ms: 10_000, idle_timeout_ms: 6_000 },

@@ -34,15 +34,15 @@ export function request(overrides: Partial<ProviderRequest> = {}): ProviderReque
 
 /**
  * A provider adapter against a scripted server, with a fake clock and no jitter, so that every wait
- * is exact.
+ * is exact. `earlyMs` makes the clock run its timers that much early, as Node's may.
  */
 export async function providerFixture(
   t: Tap,
-  options: Partial<OpenAiChatProviderOptions> & { passWaits?: boolean } = {},
+  options: Partial<OpenAiChatProviderOptions> & { passWaits?: boolean; earlyMs?: number } = {},
 ): Promise<ProviderFixture> {
-  const { passWaits = true, ...overrides } = options;
+  const { passWaits = true, earlyMs = 0, ...overrides } = options;
   const server = await ScriptedProvider.start(t);
-  const clock = fakeClock();
+  const clock = fakeClock({ earlyMs });
   const retries: RetryNotice[] = [];
   const events: ProviderEvent[] = [];
   const provider = new OpenAiChatProvider({
