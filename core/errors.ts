@@ -21,6 +21,11 @@ export const ERROR_MESSAGES = {
   configuration_busy: 'the capture worker is busy',
   stale_connection: 'the connection no longer holds this authority',
   unknown_turn: 'no such turn',
+  provider_unavailable: 'no model provider is configured',
+  provider_error: 'the model provider failed',
+  tool_timeout: 'an application tool call passed its timeout',
+  executor_unavailable: 'the executor stayed away past the availability bound',
+  interrupted: 'the daemon stopped while the turn was active',
   shutting_down: 'the daemon is shutting down',
   internal_error: 'internal error',
 } as const;

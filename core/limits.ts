@@ -109,3 +109,11 @@ export const PROVIDER_LIMITS = {
   event_chars: 1 * MiB,
   tool_calls_per_round: 64,
 } as const;
+
+/** Daemon-chosen bounds of a turn the spec leaves open; each is documented in docs/protocol.md. */
+export const TURN_LIMITS = {
+  /** Model rounds one turn may run: a model that keeps calling tools ends the turn `limit_exceeded`. */
+  provider_rounds: 16,
+  /** Earlier turns of the session whose prompt and answer reach the provider as conversation. */
+  context_turns: 20,
+} as const;

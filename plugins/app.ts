@@ -42,6 +42,9 @@ import sessionResourcesList from '../routes/session.resources.list.js';
 import sessionResourcesRegister from '../routes/session.resources.register.js';
 import sessionResourcesUnregister from '../routes/session.resources.unregister.js';
 import status from '../routes/status.js';
+import turnApplicationToolResult from '../routes/turn.application_tool_result.js';
+import turnStart from '../routes/turn.start.js';
+import turnStop from '../routes/turn.stop.js';
 import capture from './capture.js';
 import control from './control.js';
 import debugHttp from './debug-http.js';
@@ -52,6 +55,7 @@ import idleStop from './idle-stop.js';
 import operations from './operations.js';
 import provider, { type ProviderSettings, type ProviderTuning } from './provider.js';
 import registry from './registry.js';
+import turns from './turns.js';
 
 export interface AppOptions {
   /** The daemon's home; its durable state lives in `<home>/state`. */
@@ -170,6 +174,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       options.onIdle?.();
     },
   });
+  await app.register(turns, { clock });
   for (const route of [
     initialize,
     capabilities,
@@ -191,6 +196,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessionResourcesRegister,
     sessionResourcesUnregister,
     sessionResourcesClear,
+    turnStart,
+    turnStop,
+    turnApplicationToolResult,
   ]) {
     await app.register(route);
   }

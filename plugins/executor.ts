@@ -15,6 +15,8 @@ declare module 'fastify' {
      * for could be answered, so nothing changes for it.
      */
     executorConnection(connection: Connection): string;
+    /** An open connection that reached the executor methods, by id: where callback events go. */
+    executorConnectionById(connectionId: string): Connection | undefined;
   }
 }
 
@@ -24,18 +26,22 @@ declare module 'fastify' {
  */
 const executor: FastifyPluginAsync<{ clock: Clock }> = async (fastify, options) => {
   const registry = new ExecutorRegistry({ clock: options.clock });
-  const tracked = new WeakSet<Connection>();
+  const tracked = new Map<string, Connection>();
 
   fastify.decorate('executors', registry);
   fastify.decorate('executorConnection', (connection: Connection): string => {
     if (connection.closed) throw new WireError('stale_connection', 'the connection is closed');
-    if (!tracked.has(connection)) {
-      tracked.add(connection);
-      connection.onClose(() => registry.connectionClosed(connection.id));
+    if (!tracked.has(connection.id)) {
+      tracked.set(connection.id, connection);
+      connection.onClose(() => {
+        tracked.delete(connection.id);
+        registry.connectionClosed(connection.id);
+      });
     }
     return connection.id;
   });
 
+  fastify.decorate('executorConnectionById', (connectionId: string) => tracked.get(connectionId));
   fastify.addHook('onClose', async () => registry.clear());
 };
 

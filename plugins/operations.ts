@@ -45,7 +45,9 @@ const operations: FastifyPluginAsync<{ clock: Clock }> = async (fastify, options
     if (!request.wire?.operationReserved || typeof payload !== 'string') return done(null, payload);
     const operationId = request.wire.envelope.operation_id!;
     const body = JSON.parse(payload) as unknown;
-    if (reply.statusCode < 400) {
+    if (reply.statusCode < 400 && request.routeOptions.config.wire?.settlesLater) {
+      ledger.accept(operationId, body);
+    } else if (reply.statusCode < 400) {
       const retain = request.routeOptions.config.wire?.retain as ((result: unknown) => unknown) | undefined;
       ledger.settle(operationId, { ok: true, result: retain ? retain(body) : body });
     } else {

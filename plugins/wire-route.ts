@@ -11,6 +11,11 @@ export interface WireRouteOptions extends EnvelopeRules {
    * Defaults to true when `control` is required; a method that judges the token itself says false.
    */
   authorize?: boolean;
+  /**
+   * The success answer is an acceptance: the operation stays `accepted` with it as its result, and the
+   * work that goes on settles it later (a turn, with its terminal). A refusal settles at once as usual.
+   */
+  settlesLater?: boolean;
   /** Reduces a successful result to what `operation.lookup` may retain (secrets never are). */
   retain?: (result: never) => unknown;
 }

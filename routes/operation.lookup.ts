@@ -53,7 +53,8 @@ const operationLookup: FastifyPluginAsyncTypebox = async (fastify) => {
         operation_id: record.operation_id,
         method: record.method,
         status: record.status,
-        result: record.result,
+        // A turn's manifest is the profile's: ordinary connections never see one, even of a selected turn.
+        result: connection.profileSelected ? record.result : withoutManifest(record.result),
         error: record.error,
       };
     },
@@ -61,3 +62,9 @@ const operationLookup: FastifyPluginAsyncTypebox = async (fastify) => {
 };
 
 export default operationLookup;
+
+function withoutManifest(result: unknown): unknown {
+  if (result === null || typeof result !== 'object' || !('application_manifest' in result)) return result;
+  const { application_manifest: _manifest, ...rest } = result as Record<string, unknown>;
+  return rest;
+}

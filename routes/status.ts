@@ -27,7 +27,7 @@ const status: FastifyPluginAsyncTypebox = async (fastify) => {
         ready: provider.configured,
         provider: { kind: provider.kind, model: provider.model, configured: provider.configured },
         sessions: fastify.history.countSessions(),
-        active_turns: 0,
+        active_turns: fastify.turns.activeCount,
       };
     },
   );

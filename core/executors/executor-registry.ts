@@ -73,7 +73,7 @@ const ABSENT_VERIFIER = verifierOf(newSecret());
  */
 export class ExecutorRegistry {
   readonly #clock: Clock;
-  readonly #pendingCalls: PendingCallSource;
+  #pendingCalls: PendingCallSource;
   readonly #onRemoved: ((executorId: string, reason: ExecutorRemovalReason) => void) | undefined;
   readonly #executors = new Map<string, ExecutorRecord>();
   /** The one executor, provisional or confirmed, that each connection holds. */
@@ -251,6 +251,11 @@ export class ExecutorRegistry {
     if (!record || record.pins === 0) return;
     record.pins -= 1;
     this.#startIdleIfDetached(record);
+  }
+
+  /** Where confirm and resume find the calls still waiting on an executor: the turn engine's. */
+  providePendingCalls(source: PendingCallSource): void {
+    this.#pendingCalls = source;
   }
 
   /** Live executors, provisional ones included: what counts against PROFILE_LIMITS.executors. */

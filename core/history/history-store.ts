@@ -44,6 +44,11 @@ CREATE TABLE IF NOT EXISTS records (
   data TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS records_by_session ON records(session_id, sequence);
+CREATE TABLE IF NOT EXISTS active_turns (
+  turn_id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(session_id),
+  started_sequence INTEGER NOT NULL
+);
 `;
 
 /**
@@ -82,6 +87,16 @@ export class HistoryStore {
       records: this.#db.prepare(
         'SELECT sequence, kind, created_at, data FROM records WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?',
       ),
+      insertActiveTurn: this.#db.prepare(
+        'INSERT INTO active_turns (turn_id, session_id, started_sequence) VALUES (?, ?, ?)',
+      ),
+      deleteActiveTurn: this.#db.prepare('DELETE FROM active_turns WHERE turn_id = ?'),
+      activeTurns: this.#db.prepare(
+        'SELECT turn_id, session_id, started_sequence FROM active_turns ORDER BY started_sequence',
+      ),
+      recordsOfKindSince: this.#db.prepare(
+        'SELECT sequence, kind, created_at, data FROM records WHERE session_id = ? AND sequence >= ? AND kind = ? ORDER BY sequence',
+      ),
     };
   }
 
@@ -116,6 +131,40 @@ export class HistoryStore {
       this.#statements.touch.run(record.created_at, sessionId);
       return this.#insertRecord(sessionId, record);
     })();
+  }
+
+  /**
+   * Records a turn's start and marks it active, in one transaction: a daemon that dies before the turn's
+   * terminal finds it at its next start (`activeTurns`).
+   */
+  beginTurn(sessionId: string, turnId: string, record: RecordInput): HistoryRecord {
+    return this.#db.transaction(() => {
+      this.#statements.touch.run(record.created_at, sessionId);
+      const inserted = this.#insertRecord(sessionId, record);
+      this.#statements.insertActiveTurn.run(turnId, sessionId, inserted.sequence);
+      return inserted;
+    })();
+  }
+
+  /** Records a turn's terminal and clears its active mark, in one transaction. */
+  endTurn(sessionId: string, turnId: string, record: RecordInput): HistoryRecord {
+    return this.#db.transaction(() => {
+      this.#statements.touch.run(record.created_at, sessionId);
+      const inserted = this.#insertRecord(sessionId, record);
+      this.#statements.deleteActiveTurn.run(turnId);
+      return inserted;
+    })();
+  }
+
+  /** Turns whose start is recorded and whose terminal is not: a daemon stopped while they ran. */
+  activeTurns(): ActiveTurnRow[] {
+    return this.#statements.activeTurns.all() as ActiveTurnRow[];
+  }
+
+  /** A session's records of one kind from `sequence` on (a turn's own records start at its start record). */
+  recordsOfKind(sessionId: string, fromSequence: number, kind: string): HistoryRecord[] {
+    const rows = this.#statements.recordsOfKindSince.all(sessionId, fromSequence, kind) as StoredRecord[];
+    return rows.map((row) => ({ ...row, data: JSON.parse(row.data) as Record<string, unknown> }));
   }
 
   listSessions(after: number, limit: number): Page<SessionRow> {
@@ -176,6 +225,12 @@ export class HistoryStore {
     };
     return { sequence: row.sequence, kind: record.kind, created_at: record.created_at, data: record.data };
   }
+}
+
+export interface ActiveTurnRow {
+  turn_id: string;
+  session_id: string;
+  started_sequence: number;
 }
 
 export interface RecordInput {

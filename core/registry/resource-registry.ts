@@ -246,6 +246,11 @@ export class ResourceRegistry {
     return shared.pin();
   }
 
+  /** How many resources the session's live registry holds; 0 without one. Never creates a registry. */
+  entryCount(sessionId: string): number {
+    return this.#live(sessionId)?.size ?? 0;
+  }
+
   /** Whether the session has a live registry. */
   has(sessionId: string): boolean {
     return this.#live(sessionId) !== undefined;

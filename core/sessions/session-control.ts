@@ -49,9 +49,11 @@ export class SessionControl {
   readonly #byConnection = new WeakMap<Connection, Set<string>>();
   readonly #controlStartedListeners: Array<(sessionId: string) => void> = [];
   readonly #controlEndedListeners: Array<(sessionId: string) => void> = [];
+  #snapshot: ((sessionId: string, connection: Connection) => ClaimSnapshot) | undefined;
 
   constructor(options: SessionControlOptions) {
     this.#options = options;
+    this.#snapshot = options.snapshot;
   }
 
   create(workspace: string, title: string | null): { session_id: string; workspace: string } {
@@ -81,7 +83,7 @@ export class SessionControl {
     }
     this.#track(connection, sessionId);
     for (const listener of this.#controlStartedListeners) listener(sessionId);
-    const snapshot = this.#options.snapshot?.(sessionId, connection) ?? { turn: null, terminal: null };
+    const snapshot = this.#snapshot?.(sessionId, connection) ?? { turn: null, terminal: null };
     return { control_token: token, grant_generation: generation, snapshot };
   }
 
@@ -101,7 +103,7 @@ export class SessionControl {
   /**
    * Ends the caller's control. Repeating the close with the token that closed the session answers
    * `closed` again; that token authorizes nothing else. (A close that must cancel an active turn
-   * answers `closing`; sessions have no turns yet.)
+   * answers `closing`: the route decides that with the turns.)
    */
   close(sessionId: string, token: string | null, connection: Connection): 'closed' {
     const live = this.#live.get(sessionId);
@@ -116,6 +118,17 @@ export class SessionControl {
     const now = this.#options.clock.wallNow();
     this.#options.history.appendRecord(sessionId, { kind: 'session.closed', created_at: now, data: {} });
     return 'closed';
+  }
+
+  /** The session's current controller: its connection and grant generation, or null. */
+  controller(sessionId: string): { connection: Connection; generation: number } | null {
+    const controller = this.#live.get(sessionId)?.controller;
+    return controller ? { connection: controller.connection, generation: controller.generation } : null;
+  }
+
+  /** Where claims find the snapshot of a session's active turn and last terminal. */
+  provideSnapshot(snapshot: (sessionId: string, connection: Connection) => ClaimSnapshot): void {
+    this.#snapshot = snapshot;
   }
 
   isClaimed(sessionId: string): boolean {

@@ -1,0 +1,99 @@
+import { PROFILE_LIMITS } from '../limits.js';
+import type { SnapshotPin } from '../registry/registry-snapshot.js';
+import { utf8ByteLength } from '../resources/unicode.js';
+import type { ApplicationCall } from './application-call.js';
+import { type ApplicationManifest, manifestFieldBytes } from './application-manifest.js';
+import type { TurnEnding } from './turn-failure.js';
+
+export interface ActiveTurnInit {
+  turnId: string;
+  sessionId: string;
+  operationId: string;
+  prompt: string;
+  /** Null for an ordinary turn. */
+  manifest: ApplicationManifest | null;
+  pin: SnapshotPin | null;
+}
+
+/**
+ * One running turn: its live sequence, its accepted assistant text within the budget the manifest leaves,
+ * its calls, and how it ends. The sequence is stamped here, before anything is queued, so events are
+ * numbered in the order they were produced.
+ */
+export class ActiveTurn {
+  readonly turnId: string;
+  readonly sessionId: string;
+  readonly operationId: string;
+  readonly prompt: string;
+  readonly manifest: ApplicationManifest | null;
+  readonly pin: SnapshotPin | null;
+  /** Encoded bytes the assistant text may take: 20,000 less the manifest field. */
+  readonly textBudget: number;
+  readonly calls = new Map<string, ApplicationCall>();
+  readonly abort = new AbortController();
+  #sequence = 0;
+  #text = '';
+  #activityDropped = 0;
+  #ending: TurnEnding | null = null;
+  #stopped!: (ending: TurnEnding) => void;
+  /** Settles with the ending decided from outside the worker (stop, close, a deadline, shutdown). */
+  readonly stopped: Promise<TurnEnding>;
+
+  constructor(init: ActiveTurnInit) {
+    this.turnId = init.turnId;
+    this.sessionId = init.sessionId;
+    this.operationId = init.operationId;
+    this.prompt = init.prompt;
+    this.manifest = init.manifest;
+    this.pin = init.pin;
+    this.textBudget =
+      PROFILE_LIMITS.assistant_text_bytes - (init.manifest ? manifestFieldBytes(init.manifest) : 0);
+    this.stopped = new Promise((resolve) => {
+      this.#stopped = resolve;
+    });
+  }
+
+  /** The next live sequence number; `turn.started` takes 0. */
+  stamp(): number {
+    return this.#sequence++;
+  }
+
+  /** The last stamped sequence. */
+  get sequence(): number {
+    return Math.max(0, this.#sequence - 1);
+  }
+
+  get assistantText(): string {
+    return this.#text;
+  }
+
+  get activityDropped(): number {
+    return this.#activityDropped;
+  }
+
+  countDroppedActivity(): void {
+    this.#activityDropped += 1;
+  }
+
+  /** Whether `delta` still fits the budget, escaping included; the caller refuses it before accepting. */
+  fits(delta: string): boolean {
+    return utf8ByteLength(JSON.stringify(this.#text + delta)) <= this.textBudget;
+  }
+
+  acceptText(delta: string): void {
+    this.#text += delta;
+  }
+
+  get ending(): TurnEnding | null {
+    return this.#ending;
+  }
+
+  /** Decides how the turn ends; the first decision wins. Aborts the provider round in flight. */
+  end(ending: TurnEnding): boolean {
+    if (this.#ending) return false;
+    this.#ending = ending;
+    this.abort.abort(ending);
+    this.#stopped(ending);
+    return true;
+  }
+}

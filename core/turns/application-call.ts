@@ -1,0 +1,117 @@
+import type { Clock, Deadline } from '../clock.js';
+import { deadlineAt } from '../clock.js';
+import type { ToolContract } from '../resources/tool-contract.js';
+import type { AcceptedExecutor, ToolManifest } from './application-manifest.js';
+
+export type CallStatus = 'waiting_for_executor' | 'pending' | 'succeeded' | 'failed' | 'cancelled';
+export type ExternalEffects = 'not_dispatched' | 'uncertain' | 'reported';
+export type WaitKind = 'availability' | 'execution';
+
+/** What the executor reported, or what the daemon decided in its place. */
+export type CallOutcome =
+  | { status: 'success'; value: Record<string, unknown> }
+  | { status: 'error'; code: string; message: string };
+
+/** Why a call ended without a reported outcome. */
+export type CallFailure = 'tool_timeout' | 'executor_unavailable' | 'cancelled' | 'refused';
+
+export interface CallSettlement {
+  outcome: CallOutcome | null;
+  failure: CallFailure | null;
+}
+
+export interface CallIdentity {
+  readonly turnId: string;
+  readonly sessionId: string;
+  readonly callId: string;
+  readonly providerCallId: string;
+  readonly tool: ToolManifest;
+  readonly contract: ToolContract;
+  readonly executor: AcceptedExecutor;
+  /** The model's arguments, a JSON object text; kept in memory for dispatch only, never shown or stored. */
+  readonly arguments: string;
+}
+
+/**
+ * One application callback of a turn: created when the model asked for the tool, dispatched to the
+ * executor once (never again), and settled exactly once by a result, a deadline, a stop or a refusal.
+ * Its deadline is the tool's `timeout_ms` from dispatch, or the availability bound from the moment it
+ * needed an absent executor; neither is reset by a reconnect.
+ */
+export class ApplicationCall {
+  readonly identity: CallIdentity;
+  #status: CallStatus = 'waiting_for_executor';
+  #effects: ExternalEffects = 'not_dispatched';
+  #deadline: Deadline | null = null;
+  #waitKind: WaitKind | null = null;
+  #settle!: (settlement: CallSettlement) => void;
+  readonly settled: Promise<CallSettlement>;
+
+  constructor(identity: CallIdentity) {
+    this.identity = identity;
+    this.settled = new Promise((resolve) => {
+      this.#settle = resolve;
+    });
+  }
+
+  get status(): CallStatus {
+    return this.#status;
+  }
+
+  get effects(): ExternalEffects {
+    return this.#effects;
+  }
+
+  get waitKind(): WaitKind | null {
+    return this.#waitKind;
+  }
+
+  get open(): boolean {
+    return this.#status === 'waiting_for_executor' || this.#status === 'pending';
+  }
+
+  /** Milliseconds left before the call's current deadline; null once settled. Reading renews nothing. */
+  remainingMs(clock: Clock): number | null {
+    if (!this.open || this.#deadline === null) return null;
+    return Math.max(0, this.#deadline.at - clock.now());
+  }
+
+  /** The executor is away: wait for it at most `ms`, once; a later wait keeps the first deadline. */
+  awaitExecutor(clock: Clock, ms: number, onExpired: () => void): void {
+    if (!this.open || this.#deadline !== null) return;
+    this.#waitKind = 'availability';
+    this.#deadline = deadlineAt(clock, clock.now() + ms, onExpired);
+  }
+
+  /** Dispatched to the executor: effects become uncertain and the execution deadline starts. */
+  dispatched(clock: Clock, onExpired: () => void): void {
+    if (this.#status !== 'waiting_for_executor') return;
+    this.#deadline?.cancel();
+    this.#status = 'pending';
+    this.#effects = 'uncertain';
+    this.#waitKind = 'execution';
+    this.#deadline = deadlineAt(clock, clock.now() + this.identity.tool.timeout_ms, onExpired);
+  }
+
+  /** The executor's accepted result: success or error, the effects are reported. */
+  report(outcome: CallOutcome): void {
+    if (!this.open) return;
+    this.#finish(outcome.status === 'success' ? 'succeeded' : 'failed');
+    this.#effects = 'reported';
+    this.#settle({ outcome, failure: null });
+  }
+
+  /** Ends the call without a reported outcome. */
+  fail(failure: CallFailure, outcome: CallOutcome | null = null): void {
+    if (!this.open) return;
+    this.#finish(failure === 'cancelled' ? 'cancelled' : 'failed');
+    this.#settle({ outcome, failure });
+  }
+
+  #finish(status: CallStatus): void {
+    this.#status = status;
+    this.#waitKind = null;
+    this.#deadline?.cancel();
+    this.#deadline = null;
+  }
+}

@@ -1,0 +1,307 @@
+import type { Clock } from '../clock.js';
+import { WireError } from '../errors.js';
+import type { ExecutorRegistry } from '../executors/executor-registry.js';
+import type { PendingCall } from '../executors/executor-types.js';
+import type { HistoryStore } from '../history/history-store.js';
+import { newId } from '../ids.js';
+import { OPERATION_RETENTION_MS } from '../limits.js';
+import type { ChatProvider } from '../provider/chat-provider.js';
+import type { ResourceRegistry } from '../registry/resource-registry.js';
+import { ActiveTurn } from './active-turn.js';
+import type { AcceptedController, ApplicationManifest } from './application-manifest.js';
+import { CallDispatcher, hashedId } from './call-dispatcher.js';
+import { type ToolResultPayload, validateToolResult } from './tool-result.js';
+import { type ApplicationSelection, admitApplication } from './turn-admission.js';
+import type { TurnEvent, TurnSink } from './turn-events.js';
+import { TurnEnding } from './turn-failure.js';
+import { recoverInterruptedTurns, TurnHistory } from './turn-history.js';
+import { runTurn } from './turn-worker.js';
+
+export interface TurnCoordinatorOptions {
+  clock: Clock;
+  history: HistoryStore;
+  registry: ResourceRegistry;
+  executors: ExecutorRegistry;
+  /** The configured provider, or null: turns are then refused with `provider_unavailable`. */
+  provider: ChatProvider | null;
+  sink: TurnSink;
+  /** The operation ledger: a turn's operation is accepted at admission and settled with its terminal. */
+  operations: {
+    accept(operationId: string, result: unknown): void;
+    settle(operationId: string, outcome: { ok: true; result: unknown }): void;
+  };
+  /** Keeps the daemon from its idle stop while a turn runs; returns the release. */
+  holdIdle: () => () => void;
+}
+
+export interface TurnStart {
+  sessionId: string;
+  operationId: string;
+  connectionId: string;
+  /** Whether the initiating connection selected `application_resources_v1`. */
+  selected: boolean;
+  controller: AcceptedController;
+  prompt: string;
+  application: ApplicationSelection | undefined;
+}
+
+export interface TurnAcceptance {
+  turn_id: string;
+  status: 'accepted';
+  application_manifest?: ApplicationManifest | null;
+}
+
+interface RetainedTerminal {
+  payload: (selected: boolean) => Record<string, unknown>;
+  at: number;
+}
+
+/**
+ * The turn lifecycle of a daemon: admission ("accept the complete snapshot"), one worker per turn, the
+ * live event sequence (acceptance, `turn.started` at 0, deltas and activity, exactly one terminal),
+ * stop and close, the durable history of every turn, and the last terminal of each session for claim
+ * snapshots. A turn outlives its controller's connection; its events go to whoever controls the session.
+ */
+export class TurnCoordinator {
+  readonly #options: TurnCoordinatorOptions;
+  readonly #history: TurnHistory;
+  readonly #calls: CallDispatcher;
+  readonly #active = new Map<string, ActiveTurn>();
+  readonly #byId = new Map<string, ActiveTurn>();
+  readonly #terminals = new Map<string, RetainedTerminal>();
+  readonly #workers = new Set<Promise<void>>();
+  #closed = false;
+
+  constructor(options: TurnCoordinatorOptions) {
+    this.#options = options;
+    this.#history = new TurnHistory(options.history, options.clock);
+    this.#calls = new CallDispatcher({
+      clock: options.clock,
+      executors: options.executors,
+      sink: options.sink,
+      history: this.#history,
+      activity: (turn, activity) => this.#activity(turn, activity),
+      fail: (turn, ending) => turn.end(ending),
+    });
+  }
+
+  /** Records every turn a stopped daemon left active as failed with `interrupted`; at startup, once. */
+  recover(): number {
+    return recoverInterruptedTurns(this.#options.history, this.#options.clock);
+  }
+
+  get activeCount(): number {
+    return this.#active.size;
+  }
+
+  isActive(sessionId: string): boolean {
+    return this.#active.has(sessionId);
+  }
+
+  /**
+   * `turn.start` admission, synchronous from the first check to the durable user record, so nothing can
+   * change the registry or the executor between them. Returns the acceptance and `begin`, which starts the
+   * worker; call it once the acceptance has been written.
+   */
+  start(request: TurnStart): { acceptance: TurnAcceptance; begin: () => void } {
+    if (this.#closed) throw new WireError('shutting_down');
+    const provider = this.#options.provider;
+    if (!provider) throw new WireError('provider_unavailable');
+    if (this.#active.has(request.sessionId)) throw new WireError('session_busy');
+    const { manifest, pin } = admitApplication(
+      {
+        sessionId: request.sessionId,
+        connectionId: request.connectionId,
+        selected: request.selected,
+        application: request.application,
+        controller: request.controller,
+      },
+      this.#options.registry,
+      this.#options.executors,
+    );
+    const turn = new ActiveTurn({
+      turnId: newId('turn'),
+      sessionId: request.sessionId,
+      operationId: request.operationId,
+      prompt: request.prompt,
+      manifest,
+      pin,
+    });
+    try {
+      this.#history.started(turn);
+    } catch (error) {
+      pin?.release();
+      throw error;
+    }
+    const releases = [
+      this.#options.registry.protect(turn.sessionId),
+      this.#options.holdIdle(),
+      ...(manifest?.accepted_executor ? [this.#pinExecutor(manifest.accepted_executor.executor_id)] : []),
+      () => pin?.release(),
+    ];
+    this.#active.set(turn.sessionId, turn);
+    this.#byId.set(turn.turnId, turn);
+    const acceptance: TurnAcceptance = {
+      turn_id: turn.turnId,
+      status: 'accepted',
+      ...(request.selected ? { application_manifest: manifest } : {}),
+    };
+    this.#options.operations.accept(turn.operationId, acceptance);
+    const begin = () => {
+      const worker = this.#work(turn, provider, releases, request.selected);
+      this.#workers.add(worker);
+      void worker.finally(() => this.#workers.delete(worker));
+    };
+    return { acceptance, begin };
+  }
+
+  /** `turn.stop`: cancels the session's active turn; its terminal follows as an event. */
+  stop(sessionId: string, turnId: string): { turn_id: string; status: 'cancelling' } {
+    const turn = this.#active.get(sessionId);
+    if (!turn || turn.turnId !== turnId || turn.ending) throw new WireError('unknown_turn');
+    turn.end(new TurnEnding('cancelled'));
+    return { turn_id: turnId, status: 'cancelling' };
+  }
+
+  /** `session.close` of a session with an active turn cancels it; returns whether there was one. */
+  cancelForClose(sessionId: string): boolean {
+    const turn = this.#active.get(sessionId);
+    if (!turn) return false;
+    turn.end(new TurnEnding('cancelled'));
+    return true;
+  }
+
+  /** `turn.application_tool_result` from the executor's connection. */
+  submitResult(
+    connectionId: string,
+    sessionId: string,
+    payload: ToolResultPayload,
+  ): { call_id: string; status: 'accepted' } {
+    const turn = this.#byId.get(payload.turn_id);
+    const call = turn && turn.sessionId === sessionId ? turn.calls.get(payload.call_id) : undefined;
+    if (!turn || !call || call.status !== 'pending' || turn.ending) throw new WireError('unknown_turn');
+    if (!this.#options.executors.isCurrent(payload.executor_id, payload.executor_generation, connectionId)) {
+      throw new WireError('stale_connection');
+    }
+    const outcome = validateToolResult(call, payload);
+    this.#history.result(turn, call, outcome);
+    call.report(outcome);
+    this.#activity(turn, { kind: 'tool_call', call: hashedId(call.identity.callId), status: call.status });
+    return { call_id: call.identity.callId, status: 'accepted' };
+  }
+
+  /** The calls still waiting on `executorId`, for the `pending_calls` of its confirm or resume. */
+  pendingCalls(executorId: string): PendingCall[] {
+    return this.#calls.pendingFor(executorId, this.#byId.values());
+  }
+
+  /** An executor was (re)attached: calls waiting for it are dispatched to its connection now. */
+  executorAttached(executorId: string): void {
+    for (const turn of this.#byId.values()) this.#calls.dispatchWaiting(turn, executorId);
+  }
+
+  /** The claim snapshot of `sessionId`: its active turn and its last retained terminal. */
+  snapshot(
+    sessionId: string,
+    selected: boolean,
+  ): { turn: Record<string, unknown> | null; terminal: Record<string, unknown> | null } {
+    const turn = this.#active.get(sessionId);
+    const terminal = this.#terminals.get(sessionId);
+    const retained = terminal && this.#options.clock.now() - terminal.at < OPERATION_RETENTION_MS;
+    if (terminal && !retained) this.#terminals.delete(sessionId);
+    return {
+      turn: turn
+        ? {
+            turn_id: turn.turnId,
+            status: 'running',
+            sequence: turn.sequence,
+            assistant_text: turn.assistantText,
+            ...(selected ? { application_manifest: turn.manifest } : {}),
+          }
+        : null,
+      terminal: retained ? terminal.payload(selected) : null,
+    };
+  }
+
+  /** Shutdown: every active turn is cancelled and its worker given the chance to record its terminal. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const turn of this.#active.values()) turn.end(new TurnEnding('failed', 'shutting_down'));
+    await Promise.allSettled([...this.#workers]);
+  }
+
+  async #work(
+    turn: ActiveTurn,
+    provider: ChatProvider,
+    releases: Array<() => void>,
+    selected: boolean,
+  ): Promise<void> {
+    this.#emit(turn, 'turn.started', () => ({ turn_id: turn.turnId }), false);
+    let ending: TurnEnding;
+    try {
+      ending = await runTurn({
+        turn,
+        provider,
+        context: this.#history.context(turn.sessionId, turn.turnId),
+        text: (delta) =>
+          this.#emit(turn, 'turn.assistant_delta', () => ({ turn_id: turn.turnId, delta }), false),
+        activity: (activity) => this.#activity(turn, activity),
+        calls: this.#calls,
+      });
+    } catch {
+      ending = new TurnEnding('failed', 'internal_error');
+    }
+    turn.end(ending);
+    this.#calls.endTurn(turn, ending);
+    this.#finish(turn, turn.ending ?? ending, releases, selected);
+  }
+
+  #finish(turn: ActiveTurn, ending: TurnEnding, releases: Array<() => void>, selected: boolean): void {
+    const base = {
+      turn_id: turn.turnId,
+      status: ending.status,
+      error: ending.error,
+      assistant_text: turn.assistantText,
+      activity_dropped: turn.activityDropped,
+    };
+    const payload = (receiverSelected: boolean) =>
+      receiverSelected ? { ...base, application_manifest: turn.manifest } : { ...base };
+    try {
+      this.#history.terminal(turn, payload(turn.manifest !== null));
+    } finally {
+      this.#options.operations.settle(turn.operationId, { ok: true, result: payload(selected) });
+      this.#active.delete(turn.sessionId);
+      this.#byId.delete(turn.turnId);
+      this.#terminals.set(turn.sessionId, { payload, at: this.#options.clock.now() });
+      this.#emit(turn, 'turn.terminal', payload, false);
+      for (const release of releases) release();
+    }
+  }
+
+  #activity(turn: ActiveTurn, activity: Record<string, unknown>): void {
+    if (turn.ending) return;
+    const sent = this.#emit(turn, 'turn.activity', () => ({ turn_id: turn.turnId, activity }), true);
+    if (!sent) turn.countDroppedActivity();
+  }
+
+  #emit(turn: ActiveTurn, event: TurnEvent['event'], payload: TurnEvent['payload'], lossy: boolean): boolean {
+    const frame: TurnEvent = {
+      event,
+      sessionId: turn.sessionId,
+      operationId: turn.operationId,
+      sequence: turn.stamp(),
+      payload,
+    };
+    return this.#options.sink.toController(frame, lossy);
+  }
+
+  #pinExecutor(executorId: string): () => void {
+    this.#options.executors.pin(executorId);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#options.executors.unpin(executorId);
+    };
+  }
+}

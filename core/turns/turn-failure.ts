@@ -1,0 +1,32 @@
+import { ERROR_MESSAGES, type ErrorCode } from '../errors.js';
+
+/** Terminal error codes of a failed turn; each carries its fixed text, never a provider's own words. */
+export type TurnFailureCode = Extract<
+  ErrorCode,
+  | 'provider_error'
+  | 'tool_timeout'
+  | 'executor_unavailable'
+  | 'limit_exceeded'
+  | 'interrupted'
+  | 'shutting_down'
+  | 'internal_error'
+>;
+
+export type TurnStatus = 'completed' | 'failed' | 'cancelled';
+
+/** How a turn ends: thrown inside its worker, or decided from outside (stop, close, deadline). */
+export class TurnEnding extends Error {
+  readonly status: TurnStatus;
+  readonly code: TurnFailureCode | null;
+
+  constructor(status: TurnStatus, code: TurnFailureCode | null = null) {
+    super(code ? ERROR_MESSAGES[code] : status);
+    this.name = 'TurnEnding';
+    this.status = status;
+    this.code = code;
+  }
+
+  get error(): { code: TurnFailureCode; message: string } | null {
+    return this.code ? { code: this.code, message: ERROR_MESSAGES[this.code] } : null;
+  }
+}

@@ -1,0 +1,79 @@
+import { TURN_LIMITS } from '../limits.js';
+import type { ChatProvider, ConversationMessage, FunctionTool } from '../provider/chat-provider.js';
+import { ProviderError } from '../provider/provider-error.js';
+import type { ActiveTurn } from './active-turn.js';
+import { type CallDispatcher, outcomeText } from './call-dispatcher.js';
+import { TurnEnding } from './turn-failure.js';
+
+export interface TurnWork {
+  turn: ActiveTurn;
+  provider: ChatProvider;
+  /** Earlier exchanges of the session. */
+  context: ConversationMessage[];
+  /** Emits an accepted assistant delta. */
+  text: (delta: string) => void;
+  activity: (activity: Record<string, unknown>) => void;
+  calls: CallDispatcher;
+}
+
+/**
+ * The agent loop of one turn: a model round with the accepted instructions and tools; when the model
+ * asks for tools, their calls run through the executor and their results (or errors, marked as errors)
+ * go back to the model in the next round, until it answers without tools. Resolves with how the turn
+ * ends; it never throws for a provider failure, a stop or a deadline.
+ */
+export async function runTurn(work: TurnWork): Promise<TurnEnding> {
+  const { turn, provider, calls } = work;
+  const snapshot = turn.pin?.snapshot ?? null;
+  const system = snapshot && snapshot.instructions.length > 0 ? snapshot.instructions : null;
+  const tools: FunctionTool[] = (snapshot?.tools ?? []).map((tool) => ({
+    name: tool.name,
+    description: tool.descriptor.description,
+    parameters: tool.contract?.input_schema as unknown as Readonly<Record<string, unknown>>,
+  }));
+  const messages: ConversationMessage[] = [...work.context, { role: 'user', content: turn.prompt }];
+  try {
+    for (let round = 0; ; round++) {
+      if (round >= TURN_LIMITS.provider_rounds) return new TurnEnding('failed', 'limit_exceeded');
+      let reasoning = false;
+      const answer = await provider.complete(
+        { system, messages, tools, signal: turn.abort.signal },
+        (event) => {
+          if (turn.ending) throw turn.ending;
+          if (event.kind === 'text') {
+            // A delta that would not fit is refused before it is accepted: the text is never cut.
+            if (!turn.fits(event.delta)) throw new TurnEnding('failed', 'limit_exceeded');
+            turn.acceptText(event.delta);
+            work.text(event.delta);
+          } else if (!reasoning) {
+            reasoning = event.kind === 'reasoning';
+            work.activity({ kind: event.kind === 'reasoning' ? 'reasoning' : 'tool_call_requested' });
+          }
+        },
+      );
+      if (turn.ending) return turn.ending;
+      if (answer.toolCalls.length === 0) return new TurnEnding('completed');
+      messages.push({ role: 'assistant', content: answer.text, toolCalls: answer.toolCalls });
+      const { calls: admitted, refused } = calls.admitRound(turn, answer.toolCalls);
+      await calls.settle(turn, admitted);
+      if (turn.ending) return turn.ending;
+      const texts = new Map(refused.map((entry) => [entry.providerCallId, entry.content]));
+      for (const call of admitted) {
+        const { outcome } = await call.settled;
+        if (outcome) texts.set(call.identity.providerCallId, outcomeText(outcome));
+      }
+      for (const toolCall of answer.toolCalls) {
+        messages.push({ role: 'tool', toolCallId: toolCall.id, content: texts.get(toolCall.id) ?? '' });
+      }
+    }
+  } catch (error) {
+    if (turn.ending) return turn.ending;
+    if (error instanceof TurnEnding) return error;
+    if (error instanceof ProviderError) {
+      return error.kind === 'cancelled'
+        ? new TurnEnding('cancelled')
+        : new TurnEnding('failed', 'provider_error');
+    }
+    return new TurnEnding('failed', 'internal_error');
+  }
+}

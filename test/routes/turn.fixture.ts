@@ -1,0 +1,94 @@
+import type { Test } from 'tap';
+import type { WireClient } from '../../core/client/wire-client.js';
+import { op, startDaemon, type TestDaemon, type Transport } from '../helpers/daemon.js';
+import { ScriptedProvider } from '../helpers/scripted-provider.js';
+import {
+  type Controller,
+  controller,
+  listed,
+  registered,
+  skillResource,
+  TOOL_CONTRACT,
+  toolResource,
+} from './session.resources.fixture.js';
+
+export { TOOL_CONTRACT };
+
+export interface TurnDaemon {
+  daemon: TestDaemon;
+  provider: ScriptedProvider;
+}
+
+/** A daemon whose provider is a scripted chat completions server on loopback. */
+export async function turnDaemon(t: Test): Promise<TurnDaemon> {
+  const provider = await ScriptedProvider.start(t);
+  const daemon = await startDaemon(t, {
+    provider: { baseUrl: provider.baseUrl, model: 'scripted-model', apiKey: null },
+  });
+  return { daemon, provider };
+}
+
+export interface Executor {
+  executor_id: string;
+  executor_generation: number;
+  resume_secret: string;
+}
+
+/** Creates and confirms an executor on `client`. */
+export async function confirmedExecutor(client: WireClient): Promise<Executor> {
+  const created = await client.call('executor.create', {}, { operation: op() });
+  const secret = created.resume_secret as string;
+  await client.call(
+    'executor.confirm',
+    { executor_id: created.executor_id, resume_secret: secret },
+    { operation: op() },
+  );
+  return {
+    executor_id: created.executor_id as string,
+    executor_generation: created.executor_generation as number,
+    resume_secret: secret,
+  };
+}
+
+export interface ApplicationSession {
+  who: Controller;
+  executor: Executor;
+  /** The `application` member selecting the session's current registry. */
+  application: Record<string, unknown>;
+}
+
+/**
+ * A controller holding an executor, with the `lookup` tool (TOOL_CONTRACT: `{path}` in, `{}` out) and
+ * the `style` skill registered, and the application member that selects exactly them.
+ */
+export async function applicationSession(daemon: TestDaemon, transport: Transport): Promise<ApplicationSession> {
+  const who = await controller(daemon, transport);
+  const executor = await confirmedExecutor(who.client);
+  const tool = await registered(who, toolResource('lookup'));
+  await registered(who, skillResource('style', { content: 'Answer briefly.' }));
+  const listing = await listed(who);
+  return {
+    who,
+    executor,
+    application: {
+      expected_registry_revision: listing.registry_revision,
+      executor_id: executor.executor_id,
+      executor_generation: executor.executor_generation,
+      tool_authorizations: [
+        {
+          resource_id: tool.entry.resource_id,
+          revision_id: tool.entry.revision_id,
+          revision_sha256: tool.entry.revision_sha256,
+        },
+      ],
+    },
+  };
+}
+
+export function startTurn(who: Controller, payload: Record<string, unknown>, operation = op()) {
+  return who.client.request('turn.start', payload, {
+    session: who.session,
+    control: who.control,
+    operation,
+  });
+}
