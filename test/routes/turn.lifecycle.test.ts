@@ -1,0 +1,151 @@
+import t from 'tap';
+import { PROFILE_LIMITS } from '../../core/limits.js';
+import { op, TRANSPORTS } from '../helpers/daemon.js';
+import { stream } from '../helpers/provider-streams.js';
+import { codeOf, controller, resultOf } from './session.resources.fixture.js';
+import { applicationSession, startTurn, turnDaemon } from './turn.fixture.js';
+
+const SECRET_WORDS = 'provider-secret-7f3a';
+
+for (const transport of TRANSPORTS) {
+  t.test(`turn lifecycle (${transport})`, async (t) => {
+    t.test('a turn outlives its controller; a takeover sees it and receives its later events', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      const { who, application } = await applicationSession(daemon, transport);
+      const hold = provider.hold();
+      provider.script(stream([hold]));
+      const accepted = resultOf<{ turn_id: string; application_manifest: unknown }>(
+        await startTurn(who, { prompt: 'go', application }),
+      );
+      await hold.reached;
+      const selected = await daemon.connect(transport);
+      const claim = await selected.call('session.claim', {}, { session: who.session, operation: op() });
+      t.same(
+        claim.snapshot,
+        {
+          turn: {
+            turn_id: accepted.turn_id,
+            status: 'running',
+            sequence: 0,
+            assistant_text: '',
+            application_manifest: accepted.application_manifest,
+          },
+          terminal: null,
+        },
+        'the snapshot carries the accepted manifest, byte for byte',
+      );
+      const plain = await daemon.connect(transport, []);
+      const plainClaim = await plain.call('session.claim', {}, { session: who.session, operation: op() });
+      t.notOk(
+        'application_manifest' in (plainClaim.snapshot as { turn: object }).turn,
+        'never to an ordinary connection',
+      );
+      const stopped = await plain.request(
+        'turn.stop',
+        { turn_id: accepted.turn_id },
+        { session: who.session, control: plainClaim.control_token as string, operation: op() },
+      );
+      t.equal(codeOf(stopped), 'ok');
+      const terminal = await plain.event('turn.terminal');
+      t.equal(terminal.payload.status, 'cancelled');
+      t.notOk('application_manifest' in terminal.payload, 'the ordinary controller sees no manifest');
+      const lookup = await selected.request('operation.lookup', { operation_id: 'x' }, {});
+      t.equal(codeOf(lookup), 'ok');
+      hold.release();
+    });
+
+    t.test('session.close of an active session cancels the turn and answers closing', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      const hold = provider.hold();
+      provider.script(stream([hold]));
+      const who = await controller(daemon, transport);
+      const operation = op();
+      resultOf(await startTurn(who, { prompt: 'go' }, operation));
+      const lookup = await who.client.call(
+        'operation.lookup',
+        { operation_id: operation },
+        { session: who.session, control: who.control },
+      );
+      t.match(lookup, { status: 'accepted', method: 'turn.start', result: { status: 'accepted' } });
+      const closed = await who.client.call(
+        'session.close',
+        {},
+        { session: who.session, control: who.control, operation: op() },
+      );
+      t.same(closed, { status: 'closing' });
+      hold.release();
+      const again = await daemon.connect(transport);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const claim = await again.call('session.claim', {}, { session: who.session, operation: op() });
+      t.match(claim.snapshot, { turn: null, terminal: { status: 'cancelled' } });
+      const settled = await again.call(
+        'operation.lookup',
+        { operation_id: operation },
+        { session: who.session, control: claim.control_token as string },
+      );
+      t.match(settled, { status: 'completed', result: { status: 'cancelled', application_manifest: null } });
+    });
+
+    t.test('a provider failure ends the turn with provider_error and fixed text', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      for (let i = 0; i < 6; i++) provider.replyStatus(400, { message: SECRET_WORDS });
+      const who = await controller(daemon, transport);
+      resultOf(await startTurn(who, { prompt: 'go' }));
+      const terminal = await who.client.event('turn.terminal');
+      t.match(terminal.payload, {
+        status: 'failed',
+        error: { code: 'provider_error', message: 'the model provider failed' },
+      });
+      t.notMatch(who.client.received.join(''), SECRET_WORDS);
+    });
+
+    t.test('assistant text over its budget is refused before it is accepted, never cut', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      const fits = 'a'.repeat(PROFILE_LIMITS.assistant_text_bytes - 2 - 10);
+      provider.reply([fits, 'b'.repeat(11)]);
+      const who = await controller(daemon, transport);
+      resultOf(await startTurn(who, { prompt: 'go' }));
+      const terminal = await who.client.event('turn.terminal');
+      t.match(terminal.payload, {
+        status: 'failed',
+        error: { code: 'limit_exceeded' },
+        assistant_text: fits,
+      });
+    });
+
+    t.test('history records every turn without arguments, and replay shows them', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      const { who, executor, application } = await applicationSession(daemon, transport);
+      provider
+        .replyToolCalls([{ id: 'c1', name: 'lookup', arguments: '{"path":"very-private-argument"}' }])
+        .reply(['ok']);
+      resultOf(await startTurn(who, { prompt: 'go', application }));
+      const call = await who.client.event('turn.application_tool_call');
+      resultOf(
+        await who.client.request(
+          'turn.application_tool_result',
+          {
+            turn_id: call.payload.turn_id,
+            call_id: call.payload.call_id,
+            executor_id: executor.executor_id,
+            executor_generation: executor.executor_generation,
+            resource_id: call.payload.resource_id,
+            revision_id: call.payload.revision_id,
+            revision_sha256: call.payload.revision_sha256,
+            outcome: { status: 'success', value: {} },
+          },
+          { session: who.session, operation: op() },
+        ),
+      );
+      await who.client.event('turn.terminal');
+      const replay = await who.client.call(
+        'session.replay',
+        { cursor: null, limit: 100 },
+        { session: who.session },
+      );
+      const kinds = (replay.records as Array<{ kind: string }>).map((record) => record.kind);
+      t.match(kinds, ['session.created', 'turn.user', 'turn.call', 'turn.call_result', 'turn.terminal']);
+      t.notMatch(JSON.stringify(replay), 'very-private-argument');
+    });
+  });
+}
