@@ -42,12 +42,14 @@ import sessionResourcesList from '../routes/session.resources.list.js';
 import sessionResourcesRegister from '../routes/session.resources.register.js';
 import sessionResourcesUnregister from '../routes/session.resources.unregister.js';
 import status from '../routes/status.js';
+import turnApplicationEvidence from '../routes/turn.application_evidence.js';
 import turnApplicationToolResult from '../routes/turn.application_tool_result.js';
 import turnStart from '../routes/turn.start.js';
 import turnStop from '../routes/turn.stop.js';
 import capture from './capture.js';
 import control from './control.js';
 import debugHttp from './debug-http.js';
+import evidence from './evidence.js';
 import executor from './executor.js';
 import framing from './framing/index.js';
 import history from './history.js';
@@ -174,6 +176,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       options.onIdle?.();
     },
   });
+  await app.register(evidence, { clock });
   await app.register(turns, { clock });
   for (const route of [
     initialize,
@@ -199,6 +202,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     turnStart,
     turnStop,
     turnApplicationToolResult,
+    turnApplicationEvidence,
   ]) {
     await app.register(route);
   }

@@ -27,6 +27,7 @@ const turns: FastifyPluginAsync<{ clock: Clock }> = async (fastify, { clock }) =
     registry: fastify.resources,
     executors: fastify.executors,
     provider: fastify.chatProvider,
+    evidence: fastify.evidence,
     operations: fastify.operations,
     holdIdle: () => fastify.idle.hold(),
     sink: {
@@ -99,5 +100,6 @@ export default fp(turns, {
     'registry',
     'provider',
     'idle-stop',
+    'evidence',
   ],
 });

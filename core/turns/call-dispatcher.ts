@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import type { EvidenceStore } from '../evidence/evidence-store.js';
 import type { ExecutorRegistry } from '../executors/executor-registry.js';
 import type { PendingCall } from '../executors/executor-types.js';
 import { sha256Hex } from '../hashing.js';
@@ -18,6 +19,7 @@ export interface CallDispatcherOptions {
   executors: ExecutorRegistry;
   sink: TurnSink;
   history: TurnHistory;
+  evidence: EvidenceStore;
   activity: (turn: ActiveTurn, activity: Record<string, unknown>) => void;
   /** Ends the turn when a call's deadline passes. */
   fail: (turn: ActiveTurn, ending: TurnEnding) => void;
@@ -35,6 +37,7 @@ const REFUSED = {
   invalid_arguments: "the arguments do not satisfy the tool's input schema",
   invalid_call_id: 'the call id is empty, too long, or repeated in this turn',
   call_limit: 'the daemon cannot take more application calls now',
+  evidence_limit: 'the turn cannot record the evidence of more calls',
 } as const;
 
 /**
@@ -158,6 +161,7 @@ export class CallDispatcher {
       executor: manifest.accepted_executor,
       arguments: JSON.stringify(parsed),
     });
+    if (!this.#options.evidence.reserveCall(turn.turnId, call)) return 'evidence_limit';
     this.#options.history.binding(turn, call);
     turn.calls.set(call.identity.callId, call);
     this.#retained += 1;

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import { WireError } from '../errors.js';
+import type { EvidenceStore } from '../evidence/evidence-store.js';
 import type { ExecutorRegistry } from '../executors/executor-registry.js';
 import type { PendingCall } from '../executors/executor-types.js';
 import type { HistoryStore } from '../history/history-store.js';
@@ -25,6 +26,8 @@ export interface TurnCoordinatorOptions {
   /** The configured provider, or null: turns are then refused with `provider_unavailable`. */
   provider: ChatProvider | null;
   sink: TurnSink;
+  /** Reconnect evidence of the turns of profile connections. */
+  evidence: EvidenceStore;
   /** The operation ledger: a turn's operation is accepted at admission and settled with its terminal. */
   operations: {
     accept(operationId: string, result: unknown): void;
@@ -80,6 +83,7 @@ export class TurnCoordinator {
       executors: options.executors,
       sink: options.sink,
       history: this.#history,
+      evidence: options.evidence,
       activity: (turn, activity) => this.#activity(turn, activity),
       fail: (turn, ending) => turn.end(ending),
     });
@@ -108,6 +112,7 @@ export class TurnCoordinator {
     const provider = this.#options.provider;
     if (!provider) throw new WireError('provider_unavailable');
     if (this.#active.has(request.sessionId)) throw new WireError('session_busy');
+    if (request.selected) this.#options.evidence.assertRoom();
     const { manifest, pin } = admitApplication(
       {
         sessionId: request.sessionId,
@@ -141,6 +146,7 @@ export class TurnCoordinator {
     ];
     this.#active.set(turn.sessionId, turn);
     this.#byId.set(turn.turnId, turn);
+    if (request.selected) this.#options.evidence.retain(turn);
     const acceptance: TurnAcceptance = {
       turn_id: turn.turnId,
       status: 'accepted',
@@ -272,6 +278,7 @@ export class TurnCoordinator {
       this.#options.operations.settle(turn.operationId, { ok: true, result: payload(selected) });
       this.#active.delete(turn.sessionId);
       this.#byId.delete(turn.turnId);
+      this.#options.evidence.settled(turn.turnId);
       this.#terminals.set(turn.sessionId, { payload, at: this.#options.clock.now() });
       this.#emit(turn, 'turn.terminal', payload, false);
       for (const release of releases) release();

@@ -61,7 +61,10 @@ export interface ApplicationSession {
  * A controller holding an executor, with the `lookup` tool (TOOL_CONTRACT: `{path}` in, `{}` out) and
  * the `style` skill registered, and the application member that selects exactly them.
  */
-export async function applicationSession(daemon: TestDaemon, transport: Transport): Promise<ApplicationSession> {
+export async function applicationSession(
+  daemon: TestDaemon,
+  transport: Transport,
+): Promise<ApplicationSession> {
   const who = await controller(daemon, transport);
   const executor = await confirmedExecutor(who.client);
   const tool = await registered(who, toolResource('lookup'));

@@ -67,7 +67,10 @@ for (const transport of TRANSPORTS) {
       t.same(call.payload.arguments, { path: 'notes.md' });
       const first = await provider.nextRequest();
       t.match(first.body, {
-        messages: [{ role: 'system', content: 'Answer briefly.' }, { role: 'user', content: 'Find my notes' }],
+        messages: [
+          { role: 'system', content: 'Answer briefly.' },
+          { role: 'user', content: 'Find my notes' },
+        ],
         tools: [{ type: 'function', function: { name: 'lookup' } }],
       });
       const ack = await who.client.request(

@@ -1,0 +1,101 @@
+import type { Clock } from '../clock.js';
+import { WireError } from '../errors.js';
+import { OPERATION_RETENTION_MS, PROFILE_LIMITS } from '../limits.js';
+import type { ActiveTurn } from '../turns/active-turn.js';
+import type { ApplicationCall } from '../turns/application-call.js';
+import { callEvidence, evidenceBaseBytes, type TurnEvidence, worstCaseCallBytes } from './call-evidence.js';
+
+export interface EvidenceLimits {
+  turns: number;
+  bytesPerTurn: number;
+  retentionMs: number;
+}
+
+interface Retained {
+  turn: ActiveTurn;
+  bytes: number;
+  /** When the turn's terminal was recorded; null while it runs (active work never expires). */
+  settledAt: number | null;
+}
+
+export const evidenceRefusals = {
+  turns: () => new WireError('limit_exceeded', 'the daemon retains the maximum number of turns of evidence'),
+} as const;
+
+/**
+ * Reconnect evidence: what happened to every application call of the turns of the last 600 seconds.
+ * Memory only. A turn's evidence is reserved at admission (at most 256 turns), grows by each call's
+ * worst case (at most 30 KiB per turn, manifest included), and expires 600 s after the turn's terminal,
+ * however often it is read.
+ */
+export class EvidenceStore {
+  readonly #clock: Clock;
+  readonly #limits: EvidenceLimits;
+  readonly #turns = new Map<string, Retained>();
+
+  constructor(clock: Clock, limits: Partial<EvidenceLimits> = {}) {
+    this.#clock = clock;
+    this.#limits = {
+      turns: PROFILE_LIMITS.evidence_turns,
+      bytesPerTurn: PROFILE_LIMITS.evidence_bytes_per_turn,
+      retentionMs: OPERATION_RETENTION_MS,
+      ...limits,
+    };
+  }
+
+  /** Refuses a new turn when no evidence room is left; checked before the turn is admitted. */
+  assertRoom(): void {
+    this.#expire();
+    if (this.#turns.size >= this.#limits.turns) throw evidenceRefusals.turns();
+  }
+
+  retain(turn: ActiveTurn): void {
+    this.#turns.set(turn.turnId, {
+      turn,
+      bytes: evidenceBaseBytes(turn.turnId, turn.manifest),
+      settledAt: null,
+    });
+  }
+
+  /** Reserves a call's worst-case evidence; false when the turn's evidence would pass its byte bound. */
+  reserveCall(turnId: string, call: ApplicationCall): boolean {
+    const retained = this.#turns.get(turnId);
+    if (!retained) return false;
+    const bytes = retained.bytes + worstCaseCallBytes(call, this.#clock);
+    if (bytes > this.#limits.bytesPerTurn) return false;
+    retained.bytes = bytes;
+    return true;
+  }
+
+  settled(turnId: string): void {
+    const retained = this.#turns.get(turnId);
+    if (retained) retained.settledAt = this.#clock.now();
+  }
+
+  /** The turn's evidence for a controller of `sessionId`; `unknown_turn` when absent, expired or foreign. */
+  read(sessionId: string, turnId: string): TurnEvidence {
+    this.#expire();
+    const retained = this.#turns.get(turnId);
+    if (!retained || retained.turn.sessionId !== sessionId) throw new WireError('unknown_turn');
+    const { turn } = retained;
+    return {
+      turn_id: turn.turnId,
+      application_manifest: turn.manifest,
+      calls: [...turn.calls.values()].map((call) => callEvidence(call, this.#clock)),
+    };
+  }
+
+  get size(): number {
+    this.#expire();
+    return this.#turns.size;
+  }
+
+  #expire(): void {
+    const now = this.#clock.now();
+    for (const [turnId, retained] of this.#turns) {
+      if (retained.settledAt !== null && now - retained.settledAt >= this.#limits.retentionMs) {
+        this.#turns.delete(turnId);
+      }
+    }
+  }
+}

@@ -1,0 +1,89 @@
+import t from 'tap';
+import { callEvidence, evidenceBaseBytes, worstCaseCallBytes } from '../../../core/evidence/call-evidence.js';
+import { EvidenceStore } from '../../../core/evidence/evidence-store.js';
+import { PROFILE_LIMITS } from '../../../core/limits.js';
+import { ActiveTurn } from '../../../core/turns/active-turn.js';
+import { ApplicationCall } from '../../../core/turns/application-call.js';
+import { fakeClock } from '../../helpers/fake-clock.js';
+
+function turn(id: string, sessionId = 'ses_1'): ActiveTurn {
+  return new ActiveTurn({
+    turnId: id,
+    sessionId,
+    operationId: `op_${id}`,
+    prompt: 'p',
+    manifest: null,
+    pin: null,
+  });
+}
+
+function call(turnId: string, index: number): ApplicationCall {
+  return new ApplicationCall({
+    turnId,
+    sessionId: 'ses_1',
+    callId: `call_${String(index).padStart(22, '0')}`,
+    providerCallId: `c${index}`,
+    tool: {
+      name: 'lookup',
+      resource_id: 'res_a',
+      revision_id: 'rev_a',
+      revision_sha256: 'f'.repeat(64),
+      timeout_ms: 120_000,
+    },
+    contract: {} as never,
+    executor: { executor_id: 'exe_a', executor_generation: 1 },
+    arguments: '{}',
+  });
+}
+
+t.test('at most 256 turns of evidence: the 256th is admitted, the 257th refused', async (t) => {
+  const store = new EvidenceStore(fakeClock());
+  for (let i = 0; i < PROFILE_LIMITS.evidence_turns; i++) {
+    store.assertRoom();
+    store.retain(turn(`turn_${i}`));
+  }
+  t.throws(() => store.assertRoom(), { code: 'limit_exceeded' });
+});
+
+t.test('settled turns free their room 600 s after their terminal; active ones never expire', async (t) => {
+  const clock = fakeClock();
+  const store = new EvidenceStore(clock, { turns: 2 });
+  store.retain(turn('turn_a'));
+  store.retain(turn('turn_b'));
+  store.settled('turn_a');
+  clock.advance(599_999);
+  t.throws(() => store.assertRoom());
+  clock.advance(1);
+  t.doesNotThrow(() => store.assertRoom());
+  clock.advance(10_000_000);
+  t.equal(store.read('ses_1', 'turn_b').turn_id, 'turn_b', 'the active turn is still there');
+  t.throws(() => store.read('ses_2', 'turn_b'), { code: 'unknown_turn' }, 'not for another session');
+});
+
+t.test('a turn at exactly 30 KiB of evidence takes no further call', async (t) => {
+  const clock = fakeClock();
+  const base = evidenceBaseBytes('turn_a', null);
+  const one = worstCaseCallBytes(call('turn_a', 0), clock);
+  const store = new EvidenceStore(clock, { bytesPerTurn: base + 2 * one });
+  store.retain(turn('turn_a'));
+  t.equal(store.reserveCall('turn_a', call('turn_a', 0)), true);
+  t.equal(store.reserveCall('turn_a', call('turn_a', 1)), true, 'exactly at the bound');
+  t.equal(store.reserveCall('turn_a', call('turn_a', 2)), false, 'one over it');
+  t.equal(store.reserveCall('turn_unknown', call('turn_a', 3)), false);
+});
+
+t.test('the worst case covers every state a call can report', async (t) => {
+  const clock = fakeClock();
+  const subject = call('turn_a', 7);
+  const worst = worstCaseCallBytes(subject, clock);
+  const states = [
+    () => {},
+    () => subject.awaitExecutor(clock, 60_000, () => {}),
+    () => subject.dispatched(clock, () => {}),
+    () => subject.fail('cancelled'),
+  ];
+  for (const next of states) {
+    next();
+    t.ok(Buffer.byteLength(JSON.stringify(callEvidence(subject, clock))) < worst);
+  }
+});

@@ -1,0 +1,197 @@
+import t from 'tap';
+import type { EventFrame } from '../../core/client/wire-client.js';
+import { OPERATION_RETENTION_MS, PROFILE_LIMITS } from '../../core/limits.js';
+import { op, TRANSPORTS } from '../helpers/daemon.js';
+import { type Controller, codeOf, resultOf } from './session.resources.fixture.js';
+import { applicationSession, type Executor, startTurn, turnDaemon } from './turn.fixture.js';
+
+const SECRET_ARGUMENT = 'argument-bytes-9c1e';
+
+function evidence(who: Controller, turnId: string) {
+  return who.client.request(
+    'turn.application_evidence',
+    { turn_id: turnId },
+    { session: who.session, control: who.control },
+  );
+}
+
+function answer(who: Controller, executor: Executor, call: EventFrame, outcome: Record<string, unknown>) {
+  return who.client.request(
+    'turn.application_tool_result',
+    {
+      turn_id: call.payload.turn_id,
+      call_id: call.payload.call_id,
+      executor_id: executor.executor_id,
+      executor_generation: executor.executor_generation,
+      resource_id: call.payload.resource_id,
+      revision_id: call.payload.revision_id,
+      revision_sha256: call.payload.revision_sha256,
+      outcome,
+    },
+    { session: who.session, operation: op() },
+  );
+}
+
+interface Evidence {
+  turn_id: string;
+  application_manifest: unknown;
+  calls: Array<Record<string, unknown>>;
+}
+
+for (const transport of TRANSPORTS) {
+  t.test(`turn.application_evidence (${transport})`, async (t) => {
+    t.test(
+      'a call from dispatch to its reported result; reads renew nothing and show no bodies',
+      async (t) => {
+        const { daemon, provider } = await turnDaemon(t);
+        const { who, executor, application } = await applicationSession(daemon, transport);
+        provider
+          .replyToolCalls([{ id: 'c1', name: 'lookup', arguments: `{"path":"${SECRET_ARGUMENT}"}` }])
+          .reply(['ok']);
+        const accepted = resultOf<{ turn_id: string; application_manifest: unknown }>(
+          await startTurn(who, { prompt: 'go', application }),
+        );
+        const call = await who.client.event('turn.application_tool_call');
+        const first = resultOf<Evidence>(await evidence(who, accepted.turn_id));
+        t.same(first.application_manifest, accepted.application_manifest, 'the accepted manifest, unchanged');
+        t.match(first.calls, [
+          {
+            call_id: call.payload.call_id,
+            provider_call_id: 'c1',
+            name: 'lookup',
+            executor_id: executor.executor_id,
+            executor_generation: 1,
+            resource_id: call.payload.resource_id,
+            revision_id: call.payload.revision_id,
+            revision_sha256: call.payload.revision_sha256,
+            status: 'pending',
+            external_effects: 'uncertain',
+            wait_kind: 'execution',
+            remaining_ms: PROFILE_LIMITS.tool_timeout_ms_default,
+          },
+        ]);
+        daemon.clock.advance(1_000);
+        resultOf(await evidence(who, accepted.turn_id));
+        daemon.clock.advance(500);
+        const later = resultOf<Evidence>(await evidence(who, accepted.turn_id));
+        t.equal(
+          later.calls[0]?.remaining_ms,
+          PROFILE_LIMITS.tool_timeout_ms_default - 1_500,
+          'a read renews no deadline',
+        );
+        resultOf(await answer(who, executor, call, { status: 'success', value: {} }));
+        await who.client.event('turn.terminal');
+        const settled = resultOf<Evidence>(await evidence(who, accepted.turn_id));
+        t.match(settled.calls, [
+          { status: 'succeeded', external_effects: 'reported', wait_kind: null, remaining_ms: null },
+        ]);
+        t.notMatch(JSON.stringify(settled), SECRET_ARGUMENT, 'no argument bytes');
+        t.notMatch(JSON.stringify(settled), 'Answer briefly', 'no instructions');
+      },
+    );
+
+    t.test('an error result is failed and reported; a timeout failed and uncertain', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      const { who, executor, application } = await applicationSession(daemon, transport);
+      provider.replyToolCalls([{ id: 'c1', name: 'lookup', arguments: '{"path":"a"}' }]);
+      provider.replyToolCalls([{ id: 'c2', name: 'lookup', arguments: '{"path":"b"}' }]);
+      const accepted = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'go', application }));
+      const call = await who.client.event('turn.application_tool_call');
+      resultOf(
+        await answer(who, executor, call, { status: 'error', code: 'execution_failed', message: 'no' }),
+      );
+      await who.client.event('turn.application_tool_call');
+      daemon.clock.advance(PROFILE_LIMITS.tool_timeout_ms_default);
+      await who.client.event('turn.terminal');
+      const settled = resultOf<Evidence>(await evidence(who, accepted.turn_id));
+      t.match(settled.calls, [
+        { provider_call_id: 'c1', status: 'failed', external_effects: 'reported' },
+        { provider_call_id: 'c2', status: 'failed', external_effects: 'uncertain', wait_kind: null },
+      ]);
+    });
+
+    t.test('a stopped turn reports its dispatched call cancelled with uncertain effects', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      const { who, application } = await applicationSession(daemon, transport);
+      provider.replyToolCalls([{ id: 'c1', name: 'lookup', arguments: '{"path":"a"}' }]);
+      const accepted = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'go', application }));
+      await who.client.event('turn.application_tool_call');
+      resultOf(
+        await who.client.request(
+          'turn.stop',
+          { turn_id: accepted.turn_id },
+          { session: who.session, control: who.control, operation: op() },
+        ),
+      );
+      await who.client.event('turn.terminal');
+      const settled = resultOf<Evidence>(await evidence(who, accepted.turn_id));
+      t.match(settled.calls, [
+        { status: 'cancelled', external_effects: 'uncertain', wait_kind: null, remaining_ms: null },
+      ]);
+    });
+
+    t.test(
+      'settled evidence is kept 600 s after the terminal, reads or not, then unknown_turn',
+      async (t) => {
+        const { daemon, provider } = await turnDaemon(t);
+        const { who, application } = await applicationSession(daemon, transport);
+        provider.reply(['ok']);
+        const accepted = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'go', application }));
+        await who.client.event('turn.terminal');
+        daemon.clock.advance(OPERATION_RETENTION_MS - 1);
+        t.equal(codeOf(await evidence(who, accepted.turn_id)), 'ok', 'at 599,999 ms');
+        daemon.clock.advance(1);
+        t.equal(codeOf(await evidence(who, accepted.turn_id)), 'unknown_turn', 'gone at 600,000 ms');
+      },
+    );
+
+    t.test('unknown, foreign and ordinary reads', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      const { who, application } = await applicationSession(daemon, transport);
+      const other = await applicationSession(daemon, transport);
+      provider.reply(['ok']);
+      const accepted = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'go', application }));
+      await who.client.event('turn.terminal');
+      t.equal(codeOf(await evidence(who, 'turn_unknown')), 'unknown_turn');
+      t.equal(codeOf(await evidence(other.who, accepted.turn_id)), 'unknown_turn', 'another session');
+      const wrongToken = await who.client.request(
+        'turn.application_evidence',
+        { turn_id: accepted.turn_id },
+        { session: who.session, control: other.who.control },
+      );
+      t.equal(codeOf(wrongToken), 'unauthorized', 'control comes first');
+      const plain = await daemon.connect(transport, []);
+      const plainAnswer = await plain.request(
+        'turn.application_evidence',
+        { turn_id: accepted.turn_id },
+        { session: who.session, control: who.control },
+      );
+      t.equal(codeOf(plainAnswer), 'unknown_method', 'ordinary connections cannot call it');
+    });
+
+    t.test('the 33rd call of a turn is refused without dispatch', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      const { who, executor, application } = await applicationSession(daemon, transport);
+      const calls = Array.from({ length: PROFILE_LIMITS.calls_per_turn + 1 }, (_, i) => ({
+        id: `c${i}`,
+        name: 'lookup',
+        arguments: '{"path":"a"}',
+      }));
+      provider.replyToolCalls(calls).reply(['ok']);
+      const accepted = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'go', application }));
+      const dispatched: EventFrame[] = [];
+      for (let i = 0; i < PROFILE_LIMITS.calls_per_turn; i++) {
+        dispatched.push(await who.client.event('turn.application_tool_call'));
+      }
+      const view = resultOf<Evidence>(await evidence(who, accepted.turn_id));
+      t.equal(view.calls.length, PROFILE_LIMITS.calls_per_turn, 'the 32nd is admitted, the 33rd is not');
+      for (const call of dispatched)
+        resultOf(await answer(who, executor, call, { status: 'success', value: {} }));
+      await who.client.event('turn.terminal');
+      await provider.nextRequest();
+      const continuation = await provider.nextRequest();
+      const last = (continuation.body as { messages: Array<{ content: string }> }).messages.at(-1);
+      t.match(JSON.parse(last?.content ?? '{}'), { error: { code: 'call_limit' } });
+    });
+  });
+}
