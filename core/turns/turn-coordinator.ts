@@ -229,10 +229,13 @@ export class TurnCoordinator {
     };
   }
 
-  /** Shutdown: every active turn is cancelled and its worker given the chance to record its terminal. */
+  /**
+   * Shutdown: every active turn ends `interrupted`, as after a crash, but here its worker still records
+   * the terminal before the store closes.
+   */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const turn of this.#active.values()) turn.end(new TurnEnding('failed', 'shutting_down'));
+    for (const turn of this.#active.values()) turn.end(new TurnEnding('failed', 'interrupted'));
     await Promise.allSettled([...this.#workers]);
   }
 

@@ -8,7 +8,6 @@ export type TurnFailureCode = Extract<
   | 'executor_unavailable'
   | 'limit_exceeded'
   | 'interrupted'
-  | 'shutting_down'
   | 'internal_error'
 >;
 

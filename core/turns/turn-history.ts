@@ -117,11 +117,11 @@ export function recoverInterruptedTurns(store: HistoryStore, clock: Clock): numb
       .recordsOfKind(row.session_id, row.started_sequence, TURN_RECORDS.call)
       .filter((record) => record.data.turn_id === row.turn_id)
       .map((record) => String(record.data.call_id));
-    const reported = new Set(
+    const reported = new Map(
       store
         .recordsOfKind(row.session_id, row.started_sequence, TURN_RECORDS.result)
         .filter((record) => record.data.turn_id === row.turn_id)
-        .map((record) => String(record.data.call_id)),
+        .map((record) => [String(record.data.call_id), (record.data.outcome as CallOutcome).status] as const),
     );
     store.endTurn(row.session_id, row.turn_id, {
       kind: TURN_RECORDS.terminal,
@@ -132,11 +132,14 @@ export function recoverInterruptedTurns(store: HistoryStore, clock: Clock): numb
         error: { code: 'interrupted', message: ERROR_MESSAGES.interrupted },
         assistant_text: '',
         activity_dropped: 0,
-        calls: bound.map((callId) => ({
-          call_id: callId,
-          status: reported.has(callId) ? 'succeeded' : 'failed',
-          external_effects: reported.has(callId) ? 'reported' : 'uncertain',
-        })),
+        calls: bound.map((callId) => {
+          const outcome = reported.get(callId);
+          return {
+            call_id: callId,
+            status: outcome === 'success' ? 'succeeded' : 'failed',
+            external_effects: outcome ? 'reported' : 'uncertain',
+          };
+        }),
       },
     });
   }
