@@ -33,7 +33,7 @@ export const SERVICE_LIMITS = {
   /** Page size bounds of session.list and session.replay. */
   page_limit_max: 100,
   /** Bytes of encoded records one replay page may carry, so the result fits the payload limit. */
-  replay_page_bytes: 24 * KiB,
+  replay_page_bytes: 30 * KiB,
   /** session.create title and initialize client fields. */
   title_bytes: 512,
   workspace_path_bytes: 4_096,

@@ -30,7 +30,9 @@ const operations: FastifyPluginAsync<{ clock: Clock }> = async (fastify, options
     try {
       // Only a session that exists scopes its operations; a refusal for a missing one is anyone's to read.
       const scope =
-        envelope.session_id !== null && fastify.history.session(envelope.session_id)
+        !request.routeOptions.config.wire?.unscoped &&
+        envelope.session_id !== null &&
+        fastify.history.session(envelope.session_id)
           ? envelope.session_id
           : null;
       ledger.begin(envelope.operation_id!, envelope.method, scope);
@@ -46,7 +48,7 @@ const operations: FastifyPluginAsync<{ clock: Clock }> = async (fastify, options
     const operationId = request.wire.envelope.operation_id!;
     const body = JSON.parse(payload) as unknown;
     if (reply.statusCode < 400 && request.routeOptions.config.wire?.settlesLater) {
-      ledger.accept(operationId, body);
+      // The method's own domain recorded the acceptance and will settle it.
     } else if (reply.statusCode < 400) {
       const retain = request.routeOptions.config.wire?.retain as ((result: unknown) => unknown) | undefined;
       ledger.settle(operationId, { ok: true, result: retain ? retain(body) : body });

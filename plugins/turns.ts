@@ -33,7 +33,8 @@ const turns: FastifyPluginAsync<{ clock: Clock }> = async (fastify, { clock }) =
     sink: {
       toController(event, lossy) {
         const controller = fastify.sessions.controller(event.sessionId);
-        if (!controller || controller.connection.closed) return true;
+        // Activity nobody can receive is a drop like any other: its sequence number is a gap.
+        if (!controller || controller.connection.closed) return !lossy;
         const { connection, generation } = controller;
         if (lossy && connection.outbound.congested) return false;
         connection.send(

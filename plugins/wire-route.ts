@@ -12,10 +12,15 @@ export interface WireRouteOptions extends EnvelopeRules {
    */
   authorize?: boolean;
   /**
-   * The success answer is an acceptance: the operation stays `accepted` with it as its result, and the
-   * work that goes on settles it later (a turn, with its terminal). A refusal settles at once as usual.
+   * The success answer is an acceptance: the method's domain records the operation's `accepted` result
+   * and settles it later (a turn, with its terminal). A refusal settles at once as usual.
    */
   settlesLater?: boolean;
+  /**
+   * The operation is not the session controller's to reconcile but its sender's (an executor's result):
+   * `operation.lookup` reads it without the session's control, as it reads executor operations.
+   */
+  unscoped?: boolean;
   /** Reduces a successful result to what `operation.lookup` may retain (secrets never are). */
   retain?: (result: never) => unknown;
 }

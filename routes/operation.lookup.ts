@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { WireError } from '../core/errors.js';
+import { withoutManifests } from '../core/turns/application-manifest.js';
 import { WireId } from './schemas.js';
 
 const Payload = Type.Object({ operation_id: WireId }, { additionalProperties: false });
@@ -53,8 +54,8 @@ const operationLookup: FastifyPluginAsyncTypebox = async (fastify) => {
         operation_id: record.operation_id,
         method: record.method,
         status: record.status,
-        // A turn's manifest is the profile's: ordinary connections never see one, even of a selected turn.
-        result: connection.profileSelected ? record.result : withoutManifest(record.result),
+        // Manifests are the profile's: ordinary connections never see one, even of a selected turn.
+        result: connection.profileSelected ? record.result : withoutManifests(record.result),
         error: record.error,
       };
     },
@@ -62,9 +63,3 @@ const operationLookup: FastifyPluginAsyncTypebox = async (fastify) => {
 };
 
 export default operationLookup;
-
-function withoutManifest(result: unknown): unknown {
-  if (result === null || typeof result !== 'object' || !('application_manifest' in result)) return result;
-  const { application_manifest: _manifest, ...rest } = result as Record<string, unknown>;
-  return rest;
-}

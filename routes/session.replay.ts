@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { WireError } from '../core/errors.js';
 import { SERVICE_LIMITS } from '../core/limits.js';
+import { withoutManifests } from '../core/turns/application-manifest.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { PagePayload } from './schemas.js';
 
@@ -36,7 +37,11 @@ const sessionReplay: FastifyPluginAsyncTypebox = async (fastify) => {
         limit,
         SERVICE_LIMITS.replay_page_bytes,
       );
-      return { records: page.items, next_cursor: encodeCursor('r', page.next) };
+      // Manifests in turn records are the profile's: ordinary connections read the records without them.
+      const records = request.wire.connection.profileSelected
+        ? page.items
+        : (withoutManifests(page.items) as typeof page.items);
+      return { records, next_cursor: encodeCursor('r', page.next) };
     },
   );
 };

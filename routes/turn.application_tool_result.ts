@@ -15,7 +15,9 @@ const turnApplicationToolResult: FastifyPluginAsyncTypebox = async (fastify) => 
     '/turn.application_tool_result',
     {
       schema: { body: ToolResultPayload, response: { 200: Result } },
-      config: { wire: { session: 'required', control: 'null', operation: 'required', profile: true } },
+      config: {
+        wire: { session: 'required', control: 'null', operation: 'required', profile: true, unscoped: true },
+      },
     },
     async (request) =>
       fastify.turns.submitResult(

@@ -13,6 +13,8 @@ export interface ActiveTurnInit {
   /** Null for an ordinary turn. */
   manifest: ApplicationManifest | null;
   pin: SnapshotPin | null;
+  /** Whether the turn's events carry an `application_manifest` field (null included) to its starter. */
+  selected: boolean;
 }
 
 /**
@@ -27,7 +29,7 @@ export class ActiveTurn {
   readonly prompt: string;
   readonly manifest: ApplicationManifest | null;
   readonly pin: SnapshotPin | null;
-  /** Encoded bytes the assistant text may take: 20,000 less the manifest field. */
+  /** Encoded bytes the assistant text may take: 20,000 less the manifest field, a null one included. */
   readonly textBudget: number;
   readonly calls = new Map<string, ApplicationCall>();
   readonly abort = new AbortController();
@@ -47,7 +49,8 @@ export class ActiveTurn {
     this.manifest = init.manifest;
     this.pin = init.pin;
     this.textBudget =
-      PROFILE_LIMITS.assistant_text_bytes - (init.manifest ? manifestFieldBytes(init.manifest) : 0);
+      PROFILE_LIMITS.assistant_text_bytes -
+      (init.manifest || init.selected ? manifestFieldBytes(init.manifest) : 0);
     this.stopped = new Promise((resolve) => {
       this.#stopped = resolve;
     });

@@ -66,6 +66,20 @@ export function manifestFieldBytes(manifest: ApplicationManifest | null): number
   return utf8ByteLength(JSON.stringify({ application_manifest: manifest }));
 }
 
+/**
+ * The same value as an ordinary v2 connection sees it: every `application_manifest` member removed, at any
+ * depth (a lookup of a claim holds one inside its snapshot; history records hold them too).
+ */
+export function withoutManifests(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutManifests);
+  if (value === null || typeof value !== 'object') return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, member] of Object.entries(value)) {
+    if (key !== 'application_manifest') copy[key] = withoutManifests(member);
+  }
+  return copy;
+}
+
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object') {
     for (const member of Object.values(value)) deepFreeze(member);

@@ -131,6 +131,7 @@ export class TurnCoordinator {
       prompt: request.prompt,
       manifest,
       pin,
+      selected: request.selected,
     });
     try {
       this.#history.started(turn);
@@ -152,7 +153,8 @@ export class TurnCoordinator {
       status: 'accepted',
       ...(request.selected ? { application_manifest: manifest } : {}),
     };
-    this.#options.operations.accept(turn.operationId, acceptance);
+    // The ledger keeps the profile's view; `operation.lookup` removes the manifest for ordinary readers.
+    this.#options.operations.accept(turn.operationId, { ...acceptance, application_manifest: manifest });
     const begin = () => {
       const worker = this.#work(turn, provider, releases, request.selected);
       this.#workers.add(worker);
@@ -206,15 +208,19 @@ export class TurnCoordinator {
     for (const turn of this.#byId.values()) this.#calls.dispatchWaiting(turn, executorId);
   }
 
-  /** The claim snapshot of `sessionId`: its active turn and its last retained terminal. */
+  /**
+   * The claim snapshot of `sessionId`: its active turn, or else its last terminal of the last 600 s. An
+   * active turn supersedes the terminal before it (which its client saw before starting it), so a snapshot
+   * carries at most one assistant text and one manifest and stays within 24 KiB.
+   */
   snapshot(
     sessionId: string,
     selected: boolean,
   ): { turn: Record<string, unknown> | null; terminal: Record<string, unknown> | null } {
     const turn = this.#active.get(sessionId);
     const terminal = this.#terminals.get(sessionId);
-    const retained = terminal && this.#options.clock.now() - terminal.at < OPERATION_RETENTION_MS;
-    if (terminal && !retained) this.#terminals.delete(sessionId);
+    const retained = !turn && terminal && this.#options.clock.now() - terminal.at < OPERATION_RETENTION_MS;
+    if (terminal && !turn && !retained) this.#terminals.delete(sessionId);
     return {
       turn: turn
         ? {
@@ -278,7 +284,7 @@ export class TurnCoordinator {
     try {
       this.#history.terminal(turn, payload(turn.manifest !== null));
     } finally {
-      this.#options.operations.settle(turn.operationId, { ok: true, result: payload(selected) });
+      this.#options.operations.settle(turn.operationId, { ok: true, result: payload(true) });
       this.#active.delete(turn.sessionId);
       this.#byId.delete(turn.turnId);
       this.#options.evidence.settled(turn.turnId);

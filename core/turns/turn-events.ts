@@ -19,8 +19,9 @@ export interface CallbackEvent {
 /** Where a turn's frames go; the daemon's wire behind it. */
 export interface TurnSink {
   /**
-   * Sends to the session's current controller, if any. A lossy event (activity) may be dropped when that
-   * connection is congested: then false. Every other event is queued, whatever the congestion.
+   * Sends to the session's current controller, if any. A lossy event (activity) is dropped when that
+   * connection is congested or there is no controller: then false. Every other event is queued whatever
+   * the congestion, and simply not sent while nobody controls the session.
    */
   toController(event: TurnEvent, lossy: boolean): boolean;
   /** Sends to the connection `connectionId` (an executor's attachment); false when it is gone. */

@@ -35,7 +35,7 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
   try {
     for (let round = 0; ; round++) {
       if (round >= TURN_LIMITS.provider_rounds) return new TurnEnding('failed', 'limit_exceeded');
-      let reasoning = false;
+      const reported = new Set<string>();
       const answer = await provider.complete(
         { system, messages, tools, signal: turn.abort.signal },
         (event) => {
@@ -45,9 +45,11 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
             if (!turn.fits(event.delta)) throw new TurnEnding('failed', 'limit_exceeded');
             turn.acceptText(event.delta);
             work.text(event.delta);
-          } else if (!reasoning) {
-            reasoning = event.kind === 'reasoning';
-            work.activity({ kind: event.kind === 'reasoning' ? 'reasoning' : 'tool_call_requested' });
+          } else {
+            // Each kind once a round: activity says what the model is doing, not how much of it.
+            const kind = event.kind === 'reasoning' ? 'reasoning' : 'tool_call_requested';
+            if (!reported.has(kind)) work.activity({ kind });
+            reported.add(kind);
           }
         },
       );

@@ -91,6 +91,37 @@ for (const transport of TRANSPORTS) {
       );
     });
 
+    t.test('an executor reconciles a lost result acknowledgment without the session control', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      const { who, executor, application } = await applicationSession(daemon, transport);
+      provider.replyToolCalls([{ id: 'c1', name: 'lookup', arguments: '{"path":"a"}' }]).reply(['ok']);
+      resultOf(await startTurn(who, { prompt: 'go', application }));
+      const call = await who.client.event('turn.application_tool_call');
+      const operation = op();
+      const submitted = await who.client.request(
+        'turn.application_tool_result',
+        {
+          turn_id: call.payload.turn_id,
+          call_id: call.payload.call_id,
+          executor_id: executor.executor_id,
+          executor_generation: executor.executor_generation,
+          resource_id: call.payload.resource_id,
+          revision_id: call.payload.revision_id,
+          revision_sha256: call.payload.revision_sha256,
+          outcome: { status: 'success', value: {} },
+        },
+        { session: who.session, operation },
+      );
+      t.equal(codeOf(submitted), 'ok');
+      const elsewhere = await daemon.connect(transport);
+      const lookup = await elsewhere.call('operation.lookup', { operation_id: operation }, {});
+      t.match(lookup, {
+        method: 'turn.application_tool_result',
+        status: 'completed',
+        result: { call_id: call.payload.call_id, status: 'accepted' },
+      });
+    });
+
     t.test('arguments outside the input schema go back to the model, never to the executor', async (t) => {
       const { daemon, provider } = await turnDaemon(t);
       const { who, application } = await applicationSession(daemon, transport);

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { PROFILE_LIMITS } from '../../core/limits.js';
 import { op, TRANSPORTS } from '../helpers/daemon.js';
-import { stream } from '../helpers/provider-streams.js';
+import { chunk, done, sse, stream } from '../helpers/provider-streams.js';
 import { codeOf, controller, resultOf } from './session.resources.fixture.js';
 import { applicationSession, startTurn, turnDaemon } from './turn.fixture.js';
 
@@ -49,9 +49,56 @@ for (const transport of TRANSPORTS) {
       const terminal = await plain.event('turn.terminal');
       t.equal(terminal.payload.status, 'cancelled');
       t.notOk('application_manifest' in terminal.payload, 'the ordinary controller sees no manifest');
+      const plainReplay = await plain.call(
+        'session.replay',
+        { cursor: null, limit: 100 },
+        { session: who.session },
+      );
+      t.notMatch(JSON.stringify(plainReplay), 'application_manifest', 'nor in replayed history');
+      const selectedReplay = await selected.call(
+        'session.replay',
+        { cursor: null, limit: 100 },
+        { session: who.session },
+      );
+      t.match(
+        JSON.stringify(selectedReplay),
+        'application_manifest',
+        'which a profile connection reads whole',
+      );
       const lookup = await selected.request('operation.lookup', { operation_id: 'x' }, {});
       t.equal(codeOf(lookup), 'ok');
       hold.release();
+    });
+
+    t.test('a claim snapshot shows the active turn, else the last terminal, within 24 KiB', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      const { who, application } = await applicationSession(daemon, transport);
+      const long = 'x'.repeat(15_000);
+      provider.reply([long]);
+      resultOf(await startTurn(who, { prompt: 'first', application }));
+      await who.client.event('turn.assistant_delta');
+      await who.client.event('turn.terminal');
+      const hold = provider.hold();
+      provider.script(stream([sse(chunk({ content: long })), hold, done()]));
+      const second = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'second', application }));
+      await hold.reached;
+      await who.client.event('turn.assistant_delta');
+      const other = await daemon.connect(transport);
+      const claim = await other.request('session.claim', {}, { session: who.session, operation: op() });
+      const snapshot = resultOf<{ snapshot: { turn: Record<string, unknown>; terminal: unknown } }>(
+        claim,
+      ).snapshot;
+      t.match(snapshot.turn, { turn_id: second.turn_id, assistant_text: long });
+      t.equal(snapshot.terminal, null, 'the active turn supersedes the terminal before it');
+      t.ok(Buffer.byteLength(JSON.stringify(snapshot)) <= 24 * 1024, 'within 24 KiB');
+      hold.release();
+      await other.event('turn.terminal');
+      const again = await daemon.connect(transport);
+      const later = resultOf<{ snapshot: { turn: unknown; terminal: Record<string, unknown> } }>(
+        await again.request('session.claim', {}, { session: who.session, operation: op() }),
+      ).snapshot;
+      t.equal(later.turn, null);
+      t.match(later.terminal, { turn_id: second.turn_id, status: 'completed', assistant_text: long });
     });
 
     t.test('session.close of an active session cancels the turn and answers closing', async (t) => {
@@ -101,7 +148,9 @@ for (const transport of TRANSPORTS) {
 
     t.test('assistant text over its budget is refused before it is accepted, never cut', async (t) => {
       const { daemon, provider } = await turnDaemon(t);
-      const fits = 'a'.repeat(PROFILE_LIMITS.assistant_text_bytes - 2 - 10);
+      // A profile connection's turn carries `"application_manifest":null`, which the budget also pays for.
+      const field = Buffer.byteLength(JSON.stringify({ application_manifest: null }));
+      const fits = 'a'.repeat(PROFILE_LIMITS.assistant_text_bytes - field - 2 - 10);
       provider.reply([fits, 'b'.repeat(11)]);
       const who = await controller(daemon, transport);
       resultOf(await startTurn(who, { prompt: 'go' }));

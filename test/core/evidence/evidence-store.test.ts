@@ -13,6 +13,7 @@ function turn(id: string, sessionId = 'ses_1'): ActiveTurn {
     operationId: `op_${id}`,
     prompt: 'p',
     manifest: null,
+    selected: true,
     pin: null,
   });
 }
