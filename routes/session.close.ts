@@ -16,7 +16,8 @@ const sessionClose: FastifyPluginAsyncTypebox = async (fastify) => {
     async (request) => {
       const { envelope, connection } = request.wire;
       const status = fastify.sessions.close(envelope.session_id!, envelope.control_token, connection);
-      // Closing a session with an active turn cancels it; its terminal still follows as an event.
+      // Closing a session with an active turn cancels it; its terminal is recorded, and the next claim
+      // sees it in its snapshot (the closing token no longer receives events).
       if (status === 'closed' && fastify.turns.cancelForClose(envelope.session_id!))
         return { status: 'closing' as const };
       return { status };
