@@ -2,10 +2,12 @@ import t from 'tap';
 import type { EventFrame } from '../../core/client/wire-client.js';
 import { OPERATION_RETENTION_MS, PROFILE_LIMITS } from '../../core/limits.js';
 import { op, TRANSPORTS } from '../helpers/daemon.js';
-import { type Controller, codeOf, resultOf } from './session.resources.fixture.js';
+import { chunk, done, sse, stream } from '../helpers/provider-streams.js';
+import { type Controller, codeOf, resultOf, until } from './session.resources.fixture.js';
 import { applicationSession, type Executor, startTurn, turnDaemon } from './turn.fixture.js';
 
 const SECRET_ARGUMENT = 'argument-bytes-9c1e';
+const SECRET_RESULT = 'result-bytes-4d2a';
 
 function evidence(who: Controller, turnId: string) {
   return who.client.request(
@@ -98,16 +100,75 @@ for (const transport of TRANSPORTS) {
       const accepted = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'go', application }));
       const call = await who.client.event('turn.application_tool_call');
       resultOf(
-        await answer(who, executor, call, { status: 'error', code: 'execution_failed', message: 'no' }),
+        await answer(who, executor, call, {
+          status: 'error',
+          code: 'execution_failed',
+          message: SECRET_RESULT,
+        }),
       );
       await who.client.event('turn.application_tool_call');
       daemon.clock.advance(PROFILE_LIMITS.tool_timeout_ms_default);
       await who.client.event('turn.terminal');
       const settled = resultOf<Evidence>(await evidence(who, accepted.turn_id));
+      t.notMatch(JSON.stringify(settled), SECRET_RESULT, 'no result bytes');
       t.match(settled.calls, [
         { provider_call_id: 'c1', status: 'failed', external_effects: 'reported' },
         { provider_call_id: 'c2', status: 'failed', external_effects: 'uncertain', wait_kind: null },
       ]);
+    });
+
+    t.test('a call waiting for its executor, then failing availability, was never dispatched', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      const { who, executor, application } = await applicationSession(daemon, transport);
+      const hold = provider.hold();
+      provider.script(
+        stream([
+          hold,
+          sse(
+            chunk(
+              {
+                tool_calls: [
+                  {
+                    index: 0,
+                    id: 'c1',
+                    type: 'function',
+                    function: { name: 'lookup', arguments: '{"path":"a"}' },
+                  },
+                ],
+              },
+              { finishReason: 'tool_calls' },
+            ),
+          ),
+          done(),
+        ]),
+      );
+      const accepted = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'go', application }));
+      await hold.reached;
+      who.client.close();
+      await until(
+        () => daemon.app.executors.attachmentOf(executor.executor_id) === null,
+        'the executor to detach',
+      );
+      hold.release();
+      await until(() => daemon.app.turns.pendingCalls(executor.executor_id).length === 1, 'the call to wait');
+      const reader = await daemon.connect(transport);
+      const claim = await reader.call('session.claim', {}, { session: who.session, operation: op() });
+      const controller = { ...who, client: reader, control: claim.control_token as string };
+      daemon.clock.advance(10_000);
+      const waiting = resultOf<Evidence>(await evidence(controller, accepted.turn_id));
+      t.match(waiting.calls, [
+        {
+          status: 'waiting_for_executor',
+          external_effects: 'not_dispatched',
+          wait_kind: 'availability',
+          remaining_ms: PROFILE_LIMITS.executor_availability_timeout_ms - 10_000,
+        },
+      ]);
+      daemon.clock.advance(PROFILE_LIMITS.executor_availability_timeout_ms - 10_000);
+      const terminal = await reader.event('turn.terminal');
+      t.match(terminal.payload, { status: 'failed', error: { code: 'executor_unavailable' } });
+      const failed = resultOf<Evidence>(await evidence(controller, accepted.turn_id));
+      t.match(failed.calls, [{ status: 'failed', external_effects: 'not_dispatched', wait_kind: null }]);
     });
 
     t.test('a stopped turn reports its dispatched call cancelled with uncertain effects', async (t) => {
