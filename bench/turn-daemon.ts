@@ -1,0 +1,38 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PROFILE_LIMITS, SERVICE_LIMITS } from '../core/limits.js';
+import { buildApp } from '../plugins/app.js';
+import { BENCH_MODEL } from './turn-fixture.js';
+
+/**
+ * The daemon side of the turn bench: the real app, built in process as bench/wire-daemon.ts builds it,
+ * on a throwaway home made under BENCH_STATE_DIR (default the OS temp directory), with its provider at
+ * BENCH_PROVIDER_URL. Prints the socket path when ready; exits cleanly when stdin ends, so that a CPU
+ * profile (`--cpu-prof`) is written.
+ *
+ * Two retention bounds are raised to BENCH_RETAINED (default 1,048,576), as bench/capture.ts raises the
+ * registry bytes: the settled operation outcomes (16,384 as built, two per turn) and the turns of
+ * reconnect evidence (256 as built), both kept 600 s, so that a measured run is not refused part-way.
+ * Nothing a turn does depends on them, except that the evidence store looks at every retained turn at
+ * each admission.
+ */
+const retained = Number(process.env.BENCH_RETAINED ?? 1_048_576);
+(SERVICE_LIMITS as { retained_operations: number }).retained_operations = retained;
+(PROFILE_LIMITS as { evidence_turns: number }).evidence_turns = retained;
+
+const home = mkdtempSync(join(process.env.BENCH_STATE_DIR || tmpdir(), 'magid-bench-turn-'));
+const socketPath = join(home, 'turn.sock');
+const app = await buildApp({
+  home,
+  provider: { baseUrl: process.env.BENCH_PROVIDER_URL ?? null, model: BENCH_MODEL, apiKey: null },
+});
+await app.listen({ path: socketPath });
+process.stdout.write(`${socketPath}\n`);
+
+process.stdin.on('end', async () => {
+  await app.close();
+  rmSync(home, { recursive: true, force: true });
+  process.exit(0);
+});
+process.stdin.resume();
