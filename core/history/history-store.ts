@@ -94,6 +94,9 @@ export class HistoryStore {
       activeTurns: this.#db.prepare(
         'SELECT turn_id, session_id, started_sequence FROM active_turns ORDER BY started_sequence',
       ),
+      lastRecordsOfKind: this.#db.prepare(
+        'SELECT sequence, kind, created_at, data FROM records WHERE session_id = ? AND kind = ? ORDER BY sequence DESC LIMIT ?',
+      ),
       recordsOfKindSince: this.#db.prepare(
         'SELECT sequence, kind, created_at, data FROM records WHERE session_id = ? AND sequence >= ? AND kind = ? ORDER BY sequence',
       ),
@@ -165,6 +168,12 @@ export class HistoryStore {
   recordsOfKind(sessionId: string, fromSequence: number, kind: string): HistoryRecord[] {
     const rows = this.#statements.recordsOfKindSince.all(sessionId, fromSequence, kind) as StoredRecord[];
     return rows.map((row) => ({ ...row, data: JSON.parse(row.data) as Record<string, unknown> }));
+  }
+
+  /** A session's last `limit` records of one kind, oldest first. */
+  lastRecordsOfKind(sessionId: string, kind: string, limit: number): HistoryRecord[] {
+    const rows = this.#statements.lastRecordsOfKind.all(sessionId, kind, limit) as StoredRecord[];
+    return rows.reverse().map((row) => ({ ...row, data: JSON.parse(row.data) as Record<string, unknown> }));
   }
 
   listSessions(after: number, limit: number): Page<SessionRow> {

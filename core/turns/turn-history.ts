@@ -86,13 +86,16 @@ export class TurnHistory {
    * ones within TURN_LIMITS.context_turns, oldest first.
    */
   context(sessionId: string, exceptTurnId: string): ConversationMessage[] {
+    // Each turn has one user record and at most one terminal, so the last few of each cover the exchanges
+    // wanted; reading the whole history would grow with every turn of the session.
+    const window = TURN_LIMITS.context_turns * 2;
     const prompts = new Map<string, string>();
-    for (const record of this.#store.recordsOfKind(sessionId, 0, TURN_RECORDS.user)) {
+    for (const record of this.#store.lastRecordsOfKind(sessionId, TURN_RECORDS.user, window + 1)) {
       const { turn_id: turnId, prompt } = record.data as { turn_id: string; prompt: string };
       if (turnId !== exceptTurnId) prompts.set(turnId, prompt);
     }
     const exchanges: ConversationMessage[][] = [];
-    for (const record of this.#store.recordsOfKind(sessionId, 0, TURN_RECORDS.terminal)) {
+    for (const record of this.#store.lastRecordsOfKind(sessionId, TURN_RECORDS.terminal, window)) {
       const data = record.data as { turn_id: string; status: string; assistant_text: string };
       const prompt = prompts.get(data.turn_id);
       if (data.status !== 'completed' || prompt === undefined) continue;
