@@ -6,6 +6,9 @@ import type { ConversationMessage } from '../provider/chat-provider.js';
 import type { ActiveTurn } from './active-turn.js';
 import type { ApplicationCall, CallOutcome } from './application-call.js';
 
+/** Sessions whose recent exchanges are kept in memory; others are read from the store when needed. */
+const CACHED_SESSIONS = 64;
+
 /** The durable record kinds of a turn, as `session.replay` shows them. */
 export const TURN_RECORDS = {
   user: 'turn.user',
@@ -22,6 +25,11 @@ export const TURN_RECORDS = {
 export class TurnHistory {
   readonly #store: HistoryStore;
   readonly #clock: Clock;
+  /**
+   * The recent exchanges of the sessions that ran turns lately, so a turn does not read its session's
+   * history again; kept in step by `terminal`, read from the store after a restart or when forgotten.
+   */
+  readonly #exchanges = new Map<string, ConversationMessage[][]>();
 
   constructor(store: HistoryStore, clock: Clock) {
     this.#store = store;
@@ -79,6 +87,11 @@ export class TurnHistory {
       created_at: this.#clock.wallNow(),
       data: { ...payload, calls },
     });
+    const cached = this.#exchanges.get(turn.sessionId);
+    if (cached && payload.status === 'completed') {
+      cached.push(exchange(turn.prompt, String(payload.assistant_text)));
+      if (cached.length > TURN_LIMITS.context_turns) cached.shift();
+    }
   }
 
   /**
@@ -86,6 +99,23 @@ export class TurnHistory {
    * ones within TURN_LIMITS.context_turns, oldest first.
    */
   context(sessionId: string, exceptTurnId: string): ConversationMessage[] {
+    let exchanges = this.#exchanges.get(sessionId);
+    if (exchanges) {
+      // Most recently used last: the least recently used session is the one forgotten first.
+      this.#exchanges.delete(sessionId);
+    } else {
+      exchanges = this.#load(sessionId, exceptTurnId);
+    }
+    this.#exchanges.set(sessionId, exchanges);
+    if (this.#exchanges.size > CACHED_SESSIONS) {
+      const oldest = this.#exchanges.keys().next().value;
+      if (oldest !== undefined) this.#exchanges.delete(oldest);
+    }
+    return exchanges.flat();
+  }
+
+  /** The exchanges of the session's last completed turns, read from the store. */
+  #load(sessionId: string, exceptTurnId: string): ConversationMessage[][] {
     // Each turn has one user record and at most one terminal, so the last few of each cover the exchanges
     // wanted; reading the whole history would grow with every turn of the session.
     const window = TURN_LIMITS.context_turns * 2;
@@ -99,13 +129,17 @@ export class TurnHistory {
       const data = record.data as { turn_id: string; status: string; assistant_text: string };
       const prompt = prompts.get(data.turn_id);
       if (data.status !== 'completed' || prompt === undefined) continue;
-      exchanges.push([
-        { role: 'user', content: prompt },
-        { role: 'assistant', content: data.assistant_text, toolCalls: [] },
-      ]);
+      exchanges.push(exchange(prompt, data.assistant_text));
     }
-    return exchanges.slice(-TURN_LIMITS.context_turns).flat();
+    return exchanges.slice(-TURN_LIMITS.context_turns);
   }
+}
+
+function exchange(prompt: string, answer: string): ConversationMessage[] {
+  return [
+    { role: 'user', content: prompt },
+    { role: 'assistant', content: answer, toolCalls: [] },
+  ];
 }
 
 /**

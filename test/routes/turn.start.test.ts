@@ -38,6 +38,32 @@ for (const transport of TRANSPORTS) {
       );
     });
 
+    t.test('a later turn sees the earlier completed exchanges of its session', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      provider.reply(['first answer']).replyStatus(400);
+      provider.reply(['third answer']);
+      const who = await controller(daemon, transport);
+      resultOf(await startTurn(who, { prompt: 'first question' }));
+      await who.client.event('turn.terminal');
+      resultOf(await startTurn(who, { prompt: 'failing question' }));
+      t.match((await who.client.event('turn.terminal')).payload, { status: 'failed' });
+      resultOf(await startTurn(who, { prompt: 'third question' }));
+      t.match((await who.client.event('turn.terminal')).payload, {
+        status: 'completed',
+        assistant_text: 'third answer',
+      });
+      const last = provider.requests.at(-1);
+      t.same(
+        (last?.body as { messages: unknown[] }).messages,
+        [
+          { role: 'user', content: 'first question' },
+          { role: 'assistant', content: 'first answer' },
+          { role: 'user', content: 'third question' },
+        ],
+        'the failed turn is not part of the conversation',
+      );
+    });
+
     t.test('without a provider the turn is refused before acceptance', async (t) => {
       const { startDaemon } = await import('../helpers/daemon.js');
       const daemon = await startDaemon(t);
