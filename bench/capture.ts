@@ -272,11 +272,11 @@ what one workspace_file registration does (beginRegistration → capture → pub
               excluded state directory, the directory component, then the file by lstat, open, fstat,
               and fstat + lstat again after the read
   read        ${kib} KiB into a buffer of the maximum plus one byte, copied out, checked for NUL
-  UTF-8       checked twice: decoded by the capture, decoded again by the contract rules
+  UTF-8       checked once, by the capture thread; the contract rules take the text it decoded
   JSON        strict parse (duplicate members at any depth, depth bound, lone surrogates)
   schema      2 × 64 properties (names, types, bounds), 2 × 32 required, timeout; frozen
-  hashes      2 × sha256: content (${kib} KiB), revision (domain + length-prefixed kind, name,
-              description and the ${kib} KiB, concatenated first)
+  hashes      2 × sha256: content (${kib} KiB, on the capture thread), revision (domain +
+              length-prefixed kind, name, description and the ${kib} KiB, fed piece by piece)
   descriptor  a fresh revision id (random bytes), the descriptor, and the normalized contract and descriptor
               as JSON for the exact charge (${chargedBytes.toLocaleString('en-US')} bytes for this revision)
   publish     guard, registry, expected revision and catalog checked again, budgets, entry replaced

@@ -94,6 +94,7 @@ export class CaptureThread implements WorkspaceReader {
       pending.resolve({
         bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
         contentSha256: answer.contentSha256,
+        text: answer.text,
       });
     } else {
       pending.reject(new WireError(knownCode(answer.code), answer.message || undefined));

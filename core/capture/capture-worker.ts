@@ -10,7 +10,7 @@ export interface CaptureJob extends WorkspaceReadRequest {
 }
 
 export type CaptureAnswer =
-  | { id: number; ok: true; bytes: Uint8Array; contentSha256: string }
+  | { id: number; ok: true; bytes: Uint8Array; text: string; contentSha256: string }
   | { id: number; ok: false; code: string; message: string };
 
 /**
@@ -21,8 +21,8 @@ export type CaptureAnswer =
 parentPort?.on('message', (job: CaptureJob) => {
   let answer: CaptureAnswer;
   try {
-    const { bytes } = captureWorkspaceFile(job);
-    answer = { id: job.id, ok: true, bytes, contentSha256: sha256Hex(bytes) };
+    const { bytes, text } = captureWorkspaceFile(job);
+    answer = { id: job.id, ok: true, bytes, text, contentSha256: sha256Hex(bytes) };
   } catch (error) {
     answer = isWireError(error)
       ? { id: job.id, ok: false, code: error.code, message: error.message }

@@ -15,6 +15,8 @@ export interface WorkspaceRead {
   bytes: Buffer;
   /** Lowercase hex SHA-256 of `bytes`. */
   contentSha256: string;
+  /** `bytes` decoded: the capture already checked they are exact UTF-8, so nobody decodes them again. */
+  text: string;
 }
 
 /**

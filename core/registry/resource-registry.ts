@@ -292,7 +292,11 @@ export class ResourceRegistry {
     const { input } = plan;
     const read =
       input.source.kind === 'inline'
-        ? { bytes: Buffer.from(input.source.content, 'utf8'), contentSha256: undefined }
+        ? {
+            bytes: Buffer.from(input.source.content, 'utf8'),
+            contentSha256: undefined,
+            text: input.source.content,
+          }
         : await this.#reader.read({
             workspace: plan.workspace ?? '',
             path: input.source.path,
@@ -304,6 +308,7 @@ export class ResourceRegistry {
       input,
       captured: read.bytes,
       contentSha256: read.contentSha256,
+      text: read.text,
       registeredBy: plan.registeredBy,
     });
   }

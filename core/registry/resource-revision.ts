@@ -35,6 +35,8 @@ export interface CaptureRevisionInput {
   captured: Uint8Array;
   /** The content hash when the capture already computed it. */
   contentSha256?: string;
+  /** The captured bytes decoded, when the capture already decoded them exactly. */
+  text?: string;
   registeredBy: RegisteredBy;
 }
 
@@ -71,10 +73,11 @@ export class ResourceRevision {
     input,
     captured,
     contentSha256: hashed,
+    text,
     registeredBy,
   }: CaptureRevisionInput): ResourceRevision {
     const bytes = Buffer.from(captured);
-    const content = validateCapturedSource(input.kind, bytes);
+    const content = validateCapturedSource(input.kind, bytes, text);
     const { kind, name, description } = input;
     const descriptor: ResourceDescriptor = Object.freeze({
       resource_id: resourceId,

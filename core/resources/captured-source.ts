@@ -33,15 +33,24 @@ export function sourceMaxBytes(kind: ResourceKind): number {
  * Skill instructions: nonempty, exact UTF-8, no NUL. The text is kept byte for byte (a leading byte order
  * mark stays as U+FEFF); it is not trimmed or normalized.
  */
-export function parseSkillText(captured: Uint8Array): string {
+export function parseSkillText(captured: Uint8Array, decoded?: string): string {
   if (captured.length === 0) refuse(CAPTURED_SOURCE_REFUSALS.skill_empty);
-  const text = decodeUtf8Exact(captured) ?? refuse(CAPTURED_SOURCE_REFUSALS.skill_not_utf8);
+  const text = decoded ?? decodeUtf8Exact(captured) ?? refuse(CAPTURED_SOURCE_REFUSALS.skill_not_utf8);
   if (text.includes('\u0000')) refuse(CAPTURED_SOURCE_REFUSALS.skill_nul);
   return text;
 }
 
-export function validateCapturedSource(kind: ResourceKind, captured: Uint8Array): CapturedContent {
+/**
+ * `text`, when given, is `captured` already decoded exactly (by the capture, or the inline source the bytes
+ * were encoded from), so it is not decoded a second time.
+ */
+export function validateCapturedSource(
+  kind: ResourceKind,
+  captured: Uint8Array,
+  text?: string,
+): CapturedContent {
   if (captured.length > sourceMaxBytes(kind)) refuse(CAPTURED_SOURCE_REFUSALS.too_large);
-  if (kind === 'tool') return Object.freeze({ kind, contract: parseToolContract(Buffer.from(captured)) });
-  return Object.freeze({ kind, instructions: parseSkillText(captured) });
+  if (kind === 'tool')
+    return Object.freeze({ kind, contract: parseToolContract(text ?? Buffer.from(captured)) });
+  return Object.freeze({ kind, instructions: parseSkillText(captured, text) });
 }

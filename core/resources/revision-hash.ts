@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sha256Hex } from '../hashing.js';
 import type { ResourceKind } from './resource-input.js';
 import { encodeUtf8Exact } from './unicode.js';
@@ -34,8 +35,18 @@ export function revisionPreimage(input: RevisionHashInput): Buffer {
   ]);
 }
 
+/** The same hash as over `revisionPreimage`, fed piece by piece so the captured bytes are not copied. */
 export function revisionSha256(input: RevisionHashInput): string {
-  return sha256Hex(revisionPreimage(input));
+  const hash = createHash('sha256').update(REVISION_HASH_DOMAIN, 'utf8');
+  for (const part of [
+    encodeUtf8Exact(input.kind),
+    encodeUtf8Exact(input.name),
+    encodeUtf8Exact(input.description),
+    input.captured,
+  ]) {
+    for (const piece of lengthPrefixed(part)) hash.update(piece);
+  }
+  return hash.digest('hex');
 }
 
 export function contentSha256(captured: Uint8Array): string {
