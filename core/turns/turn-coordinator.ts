@@ -156,7 +156,7 @@ export class TurnCoordinator {
     // The ledger keeps the profile's view; `operation.lookup` removes the manifest for ordinary readers.
     this.#options.operations.accept(turn.operationId, { ...acceptance, application_manifest: manifest });
     const begin = () => {
-      const worker = this.#work(turn, provider, releases, request.selected);
+      const worker = this.#work(turn, provider, releases);
       this.#workers.add(worker);
       void worker.finally(() => this.#workers.delete(worker));
     };
@@ -245,12 +245,7 @@ export class TurnCoordinator {
     await Promise.allSettled([...this.#workers]);
   }
 
-  async #work(
-    turn: ActiveTurn,
-    provider: ChatProvider,
-    releases: Array<() => void>,
-    selected: boolean,
-  ): Promise<void> {
+  async #work(turn: ActiveTurn, provider: ChatProvider, releases: Array<() => void>): Promise<void> {
     this.#emit(turn, 'turn.started', () => ({ turn_id: turn.turnId }), false);
     let ending: TurnEnding;
     try {
@@ -268,10 +263,10 @@ export class TurnCoordinator {
     }
     turn.end(ending);
     this.#calls.endTurn(turn, ending);
-    this.#finish(turn, turn.ending ?? ending, releases, selected);
+    this.#finish(turn, turn.ending ?? ending, releases);
   }
 
-  #finish(turn: ActiveTurn, ending: TurnEnding, releases: Array<() => void>, selected: boolean): void {
+  #finish(turn: ActiveTurn, ending: TurnEnding, releases: Array<() => void>): void {
     const base = {
       turn_id: turn.turnId,
       status: ending.status,

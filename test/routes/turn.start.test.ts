@@ -52,9 +52,9 @@ for (const transport of TRANSPORTS) {
         status: 'completed',
         assistant_text: 'third answer',
       });
-      const last = provider.requests.at(-1);
+      const last = provider.requests.at(-1)?.body as { messages: unknown[] } | undefined;
       t.same(
-        (last?.body as { messages: unknown[] }).messages,
+        last?.messages,
         [
           { role: 'user', content: 'first question' },
           { role: 'assistant', content: 'first answer' },

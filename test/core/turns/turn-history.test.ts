@@ -92,7 +92,11 @@ t.test('context: the last completed exchanges of the session, oldest first, with
   });
   const context = new TurnHistory(history, clock).context('ses_1', 'turn_now');
   const prompts = context.filter((message) => message.role === 'user').map((message) => message.content);
-  t.equal(prompts.length, TURN_LIMITS.context_turns, 'the most recent completed exchanges, the failed one left out');
+  t.equal(
+    prompts.length,
+    TURN_LIMITS.context_turns,
+    'the most recent completed exchanges, the failed one left out',
+  );
   t.equal(prompts.at(-1), `q${turns - 1}`, 'the most recent last');
   t.notOk(prompts.includes(`q${turns - 2}`));
   t.notOk(prompts.includes('now'), 'never the turn itself');
