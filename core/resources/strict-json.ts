@@ -78,9 +78,8 @@ function isDigit(code: number): boolean {
   return code >= DIGIT_0 && code <= DIGIT_9;
 }
 
-function isJsonWhitespace(code: number): boolean {
-  return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
-}
+/** One or more JSON whitespace characters (space, tab, LF, CR), matched where `lastIndex` points. */
+const WHITESPACE_RUN = /[ \t\n\r]+/y;
 
 function hexValue(code: number): number {
   if (code >= 0x30 && code <= 0x39) return code - 0x30;
@@ -122,7 +121,9 @@ class StrictJsonParser {
   }
 
   private skipWhitespace(): void {
-    while (isJsonWhitespace(this.code())) this.pos++;
+    // Contracts are often indented: a sticky regular expression skips a run of whitespace natively.
+    WHITESPACE_RUN.lastIndex = this.pos;
+    if (WHITESPACE_RUN.test(this.text)) this.pos = WHITESPACE_RUN.lastIndex;
   }
 
   private parseValue(depth: number): unknown {
