@@ -4,7 +4,7 @@ import { OPERATION_RETENTION_MS, PROFILE_LIMITS } from '../../core/limits.js';
 import { op, TRANSPORTS } from '../helpers/daemon.js';
 import { chunk, done, sse, stream } from '../helpers/provider-streams.js';
 import { type Controller, codeOf, resultOf, until } from './session.resources.fixture.js';
-import { applicationSession, type Executor, startTurn, turnDaemon } from './turn.fixture.js';
+import { applicationSession, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
 
 const SECRET_ARGUMENT = 'argument-bytes-9c1e';
 const SECRET_RESULT = 'result-bytes-4d2a';
@@ -14,23 +14,6 @@ function evidence(who: Controller, turnId: string) {
     'turn.application_evidence',
     { turn_id: turnId },
     { session: who.session, control: who.control },
-  );
-}
-
-function answer(who: Controller, executor: Executor, call: EventFrame, outcome: Record<string, unknown>) {
-  return who.client.request(
-    'turn.application_tool_result',
-    {
-      turn_id: call.payload.turn_id,
-      call_id: call.payload.call_id,
-      executor_id: executor.executor_id,
-      executor_generation: executor.executor_generation,
-      resource_id: call.payload.resource_id,
-      revision_id: call.payload.revision_id,
-      revision_sha256: call.payload.revision_sha256,
-      outcome,
-    },
-    { session: who.session, operation: op() },
   );
 }
 
@@ -81,7 +64,11 @@ for (const transport of TRANSPORTS) {
           PROFILE_LIMITS.tool_timeout_ms_default - 1_500,
           'a read renews no deadline',
         );
-        resultOf(await answer(who, executor, call, { status: 'success', value: {} }));
+        resultOf(
+          await submitResult(who.client, who.session, executor, call, {
+            outcome: { status: 'success', value: {} },
+          }),
+        );
         await who.client.event('turn.terminal');
         const settled = resultOf<Evidence>(await evidence(who, accepted.turn_id));
         t.match(settled.calls, [
@@ -100,10 +87,12 @@ for (const transport of TRANSPORTS) {
       const accepted = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'go', application }));
       const call = await who.client.event('turn.application_tool_call');
       resultOf(
-        await answer(who, executor, call, {
-          status: 'error',
-          code: 'execution_failed',
-          message: SECRET_RESULT,
+        await submitResult(who.client, who.session, executor, call, {
+          outcome: {
+            status: 'error',
+            code: 'execution_failed',
+            message: SECRET_RESULT,
+          },
         }),
       );
       await who.client.event('turn.application_tool_call');
@@ -247,7 +236,11 @@ for (const transport of TRANSPORTS) {
       const view = resultOf<Evidence>(await evidence(who, accepted.turn_id));
       t.equal(view.calls.length, PROFILE_LIMITS.calls_per_turn, 'the 32nd is admitted, the 33rd is not');
       for (const call of dispatched)
-        resultOf(await answer(who, executor, call, { status: 'success', value: {} }));
+        resultOf(
+          await submitResult(who.client, who.session, executor, call, {
+            outcome: { status: 'success', value: {} },
+          }),
+        );
       await who.client.event('turn.terminal');
       await provider.nextRequest();
       const continuation = await provider.nextRequest();

@@ -1,10 +1,10 @@
 import t from 'tap';
-import type { EventFrame, WireClient } from '../../core/client/wire-client.js';
+import type { WireClient } from '../../core/client/wire-client.js';
 import { PROFILE_LIMITS } from '../../core/limits.js';
 import { op, TRANSPORTS } from '../helpers/daemon.js';
 import { chunk, done, sse, stream } from '../helpers/provider-streams.js';
-import { type Controller, codeOf, resultOf, until } from './session.resources.fixture.js';
-import { applicationSession, type Executor, startTurn, turnDaemon } from './turn.fixture.js';
+import { codeOf, resultOf, until } from './session.resources.fixture.js';
+import { applicationSession, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
 
 /** How many call events a connection received in all. */
 function callEvents(client: WireClient): number {
@@ -16,29 +16,6 @@ function callEvents(client: WireClient): number {
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-function result(
-  who: Controller,
-  executor: Executor,
-  call: EventFrame,
-  overrides: Record<string, unknown> = {},
-) {
-  return who.client.request(
-    'turn.application_tool_result',
-    {
-      turn_id: call.payload.turn_id,
-      call_id: call.payload.call_id,
-      executor_id: executor.executor_id,
-      executor_generation: executor.executor_generation,
-      resource_id: call.payload.resource_id,
-      revision_id: call.payload.revision_id,
-      revision_sha256: call.payload.revision_sha256,
-      outcome: { status: 'success', value: {} },
-      ...overrides,
-    },
-    { session: who.session, operation: op() },
-  );
-}
-
 for (const transport of TRANSPORTS) {
   t.test(`application callbacks (${transport})`, async (t) => {
     t.test('invalid results leave the call pending; stale authority is stale_connection', async (t) => {
@@ -47,15 +24,22 @@ for (const transport of TRANSPORTS) {
       provider.replyToolCalls([{ id: 'c1', name: 'lookup', arguments: '{"path":"a"}' }]).reply(['ok']);
       resultOf(await startTurn(who, { prompt: 'go', application }));
       const call = await who.client.event('turn.application_tool_call');
-      t.equal(codeOf(await result(who, executor, call, { revision_id: 'rev_other' })), 'invalid_payload');
       t.equal(
-        codeOf(await result(who, executor, call, { outcome: { status: 'success', value: { extra: true } } })),
+        codeOf(await submitResult(who.client, who.session, executor, call, { revision_id: 'rev_other' })),
+        'invalid_payload',
+      );
+      t.equal(
+        codeOf(
+          await submitResult(who.client, who.session, executor, call, {
+            outcome: { status: 'success', value: { extra: true } },
+          }),
+        ),
         'invalid_payload',
         'a value outside the output schema',
       );
       t.equal(
         codeOf(
-          await result(who, executor, call, {
+          await submitResult(who.client, who.session, executor, call, {
             outcome: {
               status: 'error',
               code: 'execution_failed',
@@ -66,11 +50,17 @@ for (const transport of TRANSPORTS) {
         'invalid_payload',
         'an error message over 512 bytes',
       );
-      t.equal(codeOf(await result(who, executor, call, { executor_generation: 2 })), 'stale_connection');
-      t.equal(codeOf(await result(who, executor, call, { call_id: 'call_unknown' })), 'unknown_turn');
+      t.equal(
+        codeOf(await submitResult(who.client, who.session, executor, call, { executor_generation: 2 })),
+        'stale_connection',
+      );
+      t.equal(
+        codeOf(await submitResult(who.client, who.session, executor, call, { call_id: 'call_unknown' })),
+        'unknown_turn',
+      );
       t.equal(
         codeOf(
-          await result(who, executor, call, {
+          await submitResult(who.client, who.session, executor, call, {
             outcome: { status: 'error', code: 'permission_denied', message: 'not allowed' },
           }),
         ),
@@ -98,20 +88,7 @@ for (const transport of TRANSPORTS) {
       resultOf(await startTurn(who, { prompt: 'go', application }));
       const call = await who.client.event('turn.application_tool_call');
       const operation = op();
-      const submitted = await who.client.request(
-        'turn.application_tool_result',
-        {
-          turn_id: call.payload.turn_id,
-          call_id: call.payload.call_id,
-          executor_id: executor.executor_id,
-          executor_generation: executor.executor_generation,
-          resource_id: call.payload.resource_id,
-          revision_id: call.payload.revision_id,
-          revision_sha256: call.payload.revision_sha256,
-          outcome: { status: 'success', value: {} },
-        },
-        { session: who.session, operation },
-      );
+      const submitted = await submitResult(who.client, who.session, executor, call, {}, operation);
       t.equal(codeOf(submitted), 'ok');
       const elsewhere = await daemon.connect(transport);
       const lookup = await elsewhere.call('operation.lookup', { operation_id: operation }, {});
@@ -201,20 +178,7 @@ for (const transport of TRANSPORTS) {
         ]);
         const claim = await again.call('session.claim', {}, { session: who.session, operation: op() });
         t.match(claim.snapshot, { turn: { turn_id: accepted.turn_id, status: 'running' } });
-        const ack = await again.request(
-          'turn.application_tool_result',
-          {
-            turn_id: call.payload.turn_id,
-            call_id: call.payload.call_id,
-            executor_id: executor.executor_id,
-            executor_generation: 2,
-            resource_id: call.payload.resource_id,
-            revision_id: call.payload.revision_id,
-            revision_sha256: call.payload.revision_sha256,
-            outcome: { status: 'success', value: {} },
-          },
-          { session: who.session, operation: op() },
-        );
+        const ack = await submitResult(again, who.session, executor, call, { executor_generation: 2 });
         t.equal(codeOf(ack), 'ok');
         const terminal = await again.event('turn.terminal');
         t.equal(terminal.payload.status, 'completed');

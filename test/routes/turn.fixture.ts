@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import type { WireClient } from '../../core/client/wire-client.js';
+import type { EventFrame, WireClient } from '../../core/client/wire-client.js';
 import { op, startDaemon, type TestDaemon, type Transport } from '../helpers/daemon.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
 import {
@@ -86,6 +86,36 @@ export async function applicationSession(
       ],
     },
   };
+}
+
+/** The `turn.application_tool_result` payload answering `call`, echoing its binding; `overrides` replace members. */
+export function resultPayload(executor: Executor, call: EventFrame, overrides: Record<string, unknown> = {}) {
+  return {
+    turn_id: call.payload.turn_id,
+    call_id: call.payload.call_id,
+    executor_id: executor.executor_id,
+    executor_generation: executor.executor_generation,
+    resource_id: call.payload.resource_id,
+    revision_id: call.payload.revision_id,
+    revision_sha256: call.payload.revision_sha256,
+    outcome: { status: 'success', value: {} },
+    ...overrides,
+  };
+}
+
+/** Submits the result of `call` on `client` as its executor, in the call's session. */
+export function submitResult(
+  client: WireClient,
+  session: string,
+  executor: Executor,
+  call: EventFrame,
+  overrides: Record<string, unknown> = {},
+  operation = op(),
+) {
+  return client.request('turn.application_tool_result', resultPayload(executor, call, overrides), {
+    session,
+    operation,
+  });
 }
 
 export function startTurn(who: Controller, payload: Record<string, unknown>, operation = op()) {

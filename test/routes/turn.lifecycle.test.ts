@@ -3,7 +3,7 @@ import { PROFILE_LIMITS } from '../../core/limits.js';
 import { op, TRANSPORTS } from '../helpers/daemon.js';
 import { chunk, done, sse, stream } from '../helpers/provider-streams.js';
 import { codeOf, controller, resultOf } from './session.resources.fixture.js';
-import { applicationSession, startTurn, turnDaemon } from './turn.fixture.js';
+import { applicationSession, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
 
 const SECRET_WORDS = 'provider-secret-7f3a';
 
@@ -170,22 +170,7 @@ for (const transport of TRANSPORTS) {
         .reply(['ok']);
       resultOf(await startTurn(who, { prompt: 'go', application }));
       const call = await who.client.event('turn.application_tool_call');
-      resultOf(
-        await who.client.request(
-          'turn.application_tool_result',
-          {
-            turn_id: call.payload.turn_id,
-            call_id: call.payload.call_id,
-            executor_id: executor.executor_id,
-            executor_generation: executor.executor_generation,
-            resource_id: call.payload.resource_id,
-            revision_id: call.payload.revision_id,
-            revision_sha256: call.payload.revision_sha256,
-            outcome: { status: 'success', value: {} },
-          },
-          { session: who.session, operation: op() },
-        ),
-      );
+      resultOf(await submitResult(who.client, who.session, executor, call));
       await who.client.event('turn.terminal');
       const replay = await who.client.call(
         'session.replay',

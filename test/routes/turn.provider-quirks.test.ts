@@ -1,7 +1,6 @@
 import t, { type Test } from 'tap';
 import type { EventFrame, WireClient } from '../../core/client/wire-client.js';
 import { ERROR_MESSAGES } from '../../core/errors.js';
-import { op } from '../helpers/daemon.js';
 import { QUIRKS } from '../helpers/provider-streams.js';
 import {
   type Controller,
@@ -11,7 +10,7 @@ import {
   resultOf,
   toolResource,
 } from './session.resources.fixture.js';
-import { confirmedExecutor, type Executor, startTurn, turnDaemon } from './turn.fixture.js';
+import { confirmedExecutor, type Executor, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
 
 type Quirk = keyof typeof QUIRKS;
 
@@ -169,23 +168,6 @@ async function toolSession(
   };
 }
 
-function answer(who: Controller, executor: Executor, call: EventFrame) {
-  return who.client.request(
-    'turn.application_tool_result',
-    {
-      turn_id: call.payload.turn_id,
-      call_id: call.payload.call_id,
-      executor_id: executor.executor_id,
-      executor_generation: executor.executor_generation,
-      resource_id: call.payload.resource_id,
-      revision_id: call.payload.revision_id,
-      revision_sha256: call.payload.revision_sha256,
-      outcome: { status: 'success', value: {} },
-    },
-    { session: who.session, operation: op() },
-  );
-}
-
 t.test('every ready-made quirk stream is classified here', async (t) => {
   const classified = [
     ...Object.keys(TEXT_QUIRKS),
@@ -238,7 +220,10 @@ t.test(
         for (const _ of expected.calls) {
           const call = await who.client.event('turn.application_tool_call');
           dispatched.push(call);
-          t.equal(resultOf<{ status: string }>(await answer(who, executor, call)).status, 'accepted');
+          t.equal(
+            resultOf<{ status: string }>(await submitResult(who.client, who.session, executor, call)).status,
+            'accepted',
+          );
         }
         const terminal = await who.client.event('turn.terminal');
         t.match(terminal.payload, {

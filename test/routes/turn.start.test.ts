@@ -1,7 +1,7 @@
 import t from 'tap';
-import { op, TRANSPORTS } from '../helpers/daemon.js';
+import { TRANSPORTS } from '../helpers/daemon.js';
 import { codeOf, controller, resultOf } from './session.resources.fixture.js';
-import { applicationSession, startTurn, turnDaemon } from './turn.fixture.js';
+import { applicationSession, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
 
 for (const transport of TRANSPORTS) {
   t.test(`turn.start (${transport})`, async (t) => {
@@ -99,40 +99,14 @@ for (const transport of TRANSPORTS) {
         ],
         tools: [{ type: 'function', function: { name: 'lookup' } }],
       });
-      const ack = await who.client.request(
-        'turn.application_tool_result',
-        {
-          turn_id: call.payload.turn_id,
-          call_id: call.payload.call_id,
-          executor_id: executor.executor_id,
-          executor_generation: executor.executor_generation,
-          resource_id: call.payload.resource_id,
-          revision_id: call.payload.revision_id,
-          revision_sha256: call.payload.revision_sha256,
-          outcome: { status: 'success', value: {} },
-        },
-        { session: who.session, operation: op() },
-      );
+      const ack = await submitResult(who.client, who.session, executor, call);
       t.same(resultOf(ack), { call_id: call.payload.call_id, status: 'accepted' });
       const terminal = await who.client.event('turn.terminal');
       t.match(terminal.payload, { status: 'completed', assistant_text: 'Found it.' });
       const second = await provider.nextRequest();
       const messages = (second.body as { messages: Array<Record<string, unknown>> }).messages;
       t.match(messages.at(-1), { role: 'tool', tool_call_id: 'call-1', content: '{}' });
-      const again = await who.client.request(
-        'turn.application_tool_result',
-        {
-          turn_id: call.payload.turn_id,
-          call_id: call.payload.call_id,
-          executor_id: executor.executor_id,
-          executor_generation: executor.executor_generation,
-          resource_id: call.payload.resource_id,
-          revision_id: call.payload.revision_id,
-          revision_sha256: call.payload.revision_sha256,
-          outcome: { status: 'success', value: {} },
-        },
-        { session: who.session, operation: op() },
-      );
+      const again = await submitResult(who.client, who.session, executor, call);
       t.equal(codeOf(again), 'unknown_turn', 'a settled call takes no second result');
     });
   });
