@@ -16,7 +16,7 @@ export function catalogOf(config: DaemonConfig, discoveredSkills: readonly strin
   });
 }
 
-/** Reads the config file and discovers the skills in `home`, once, at startup. */
-export function loadCatalog(home: string): NameCatalog {
-  return catalogOf(loadConfigFile(home), discoverSkills(home));
+/** Discovers the skills in `home` and reads its config file unless already read; once, at startup. */
+export function loadCatalog(home: string, config: DaemonConfig = loadConfigFile(home)): NameCatalog {
+  return catalogOf(config, discoverSkills(home));
 }

@@ -94,7 +94,9 @@ const NO_PROVIDER: ProviderSettings = { baseUrl: null, model: null, apiKey: null
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
-  const catalog = options.catalog ?? loadCatalog(options.home);
+  // The config file is read once: the name catalog and the provider both take their sections from it.
+  const config = loadConfigFile(options.home);
+  const catalog = options.catalog ?? loadCatalog(options.home, config);
   const instanceId = newId('inst');
   const capacity = connectionCapacity(openFilesLimit());
   let listener: Listener | undefined;
@@ -150,7 +152,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(framing);
   await app.register(provider, {
     settings: options.provider ?? NO_PROVIDER,
-    config: loadConfigFile(options.home).provider,
+    config: config.provider,
     clock,
     tuning: options.providerTuning,
   });

@@ -810,7 +810,7 @@ t.test('counts and bytes equal the model after every step of random sequences', 
       fc.asyncProperty(fc.array(commandArbitrary, { minLength: 1, maxLength: 80, size: 'max' }), (commands) =>
         run(commands, limits),
       ),
-      { numRuns: 400 },
+      { numRuns: 600 },
     );
   }
   for (const outcome of [
