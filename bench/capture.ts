@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CaptureThread } from '../core/capture/capture-thread.js';
 import { captureWorkspaceFile } from '../core/capture/workspace-file.js';
@@ -21,6 +21,7 @@ import { parseToolContract } from '../core/resources/tool-contract.js';
 import { decodeUtf8Exact } from '../core/resources/unicode.js';
 import { benchOptions } from './cli-options.js';
 import { countFsCalls } from './fs-call-count.js';
+import { loadAverage, printTable } from './report.js';
 import { median } from './stats.js';
 import { toolContractOfExactly } from './tool-contract-fixture.js';
 
@@ -106,22 +107,6 @@ async function runAsync(op: AsyncOp, warmup: number, measure: number): Promise<n
 
 const integer = (value: number) => Math.round(value).toLocaleString('en-US');
 const micros = (opsPerSecond: number) => (1e6 / opsPerSecond).toFixed(1);
-const load = () =>
-  loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' ');
-
-function printTable(header: string[], rows: string[][]): void {
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => row[column]!.length)),
-  );
-  const format = (row: string[]) =>
-    row
-      .map((cell, column) => (column === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[column]!)))
-      .join('  ');
-  console.log(format(header));
-  for (const row of rows) console.log(format(row));
-}
 
 interface Workspace {
   root: string;
@@ -363,10 +348,10 @@ async function main(): Promise<void> {
     );
     console.log(
       `${rounds} round(s) of ${warmupMs / 1_000} s warm-up + ${measureMs / 1_000} s measured per subject; ` +
-        `node ${process.version}, ${availableParallelism()} cpus, load average ${load()}\n`,
+        `node ${process.version}, ${availableParallelism()} cpus, load average ${loadAverage()}\n`,
     );
     const samples = await measureRounds(subjects);
-    console.log(`\nmedians over ${rounds} round(s); load average now ${load()}\n`);
+    console.log(`\nmedians over ${rounds} round(s); load average now ${loadAverage()}\n`);
     printResults(samples);
     describeRegistration(fsCalls, workspaceFile.chargedBytes());
     if (breakdownMs > 0) await printBreakdown(ws, subjects);

@@ -8,12 +8,13 @@ import {
   rmSync,
   writeSync,
 } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OPERATION_RETENTION_MS, PROFILE_LIMITS, SERVICE_LIMITS } from '../core/limits.js';
 import { type ChildServer, startChildServer } from './child-server.js';
 import { benchOptions } from './cli-options.js';
 import { DirectLoop } from './direct-turn.js';
+import { loadAverage, printTable } from './report.js';
 import { median, percentile } from './stats.js';
 import { startTracedChild, straceUnavailable } from './traced-child.js';
 import { TurnConnection } from './turn-connection.js';
@@ -122,22 +123,6 @@ const integer = (value: number) => Math.round(value).toString();
 const micros = (latency: Latency) => `${integer(latency.p50Micros)}/${integer(latency.p99Micros)}`;
 const mebibytes = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MiB`;
 const thousands = (value: number) => value.toLocaleString('en-US');
-const load = () =>
-  loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' ');
-
-function printTable(header: string[], rows: string[][]): void {
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => row[column]!.length)),
-  );
-  const format = (row: string[]) =>
-    row
-      .map((cell, column) => (column === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[column]!)))
-      .join('  ');
-  console.log(format(header));
-  for (const row of rows) console.log(format(row));
-}
 
 function latencyOf(sortedNs: Float64Array): Latency {
   return { p50Micros: percentile(sortedNs, 0.5) / 1_000, p99Micros: percentile(sortedNs, 0.99) / 1_000 };
@@ -468,7 +453,7 @@ async function main(): Promise<void> {
   );
   console.log(
     `daemon pid ${daemon.pid} (home under ${stateDir}: fdatasync of a 4 KiB append p50/p99 ${micros(fsync)} µs), ` +
-      `provider pid ${provider.pid}, node ${process.version}, ${availableParallelism()} cpus, load average ${load()}\n`,
+      `provider pid ${provider.pid}, node ${process.version}, ${availableParallelism()} cpus, load average ${loadAverage()}\n`,
   );
 
   const subjects: Subjects = { provider, daemon, workspace };
@@ -478,7 +463,7 @@ async function main(): Promise<void> {
     results.set(sessions, collected);
     await measureSessions(sessions, subjects, collected);
   }
-  console.log(`\nmedians over ${rounds} round(s); load average now ${load()}\n`);
+  console.log(`\nmedians over ${rounds} round(s); load average now ${loadAverage()}\n`);
   printResults(results);
   if (fsyncTurns > 0) console.log(await measureDurableWrites(provider, workspace));
   console.log(describeRetention());

@@ -1,7 +1,8 @@
-import { availableParallelism, loadavg } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { BenchConnection } from './bench-connection.js';
 import { type ChildServer, startChildServer } from './child-server.js';
 import { benchOptions } from './cli-options.js';
+import { loadAverage, printTable } from './report.js';
 import { median, medianSummary, type Summary, summarize } from './stats.js';
 
 /**
@@ -49,10 +50,6 @@ const connections: BenchConnection[] = [];
 
 const integer = (value: number) => Math.round(value).toString();
 const micros = (summary: Summary) => `${integer(summary.p50Micros)}/${integer(summary.p99Micros)}`;
-const load = () =>
-  loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' ');
 
 /** The medians of one mode; the ratio is the median of the rounds' ratios, each of a back-to-back pair. */
 interface ModeResult {
@@ -61,7 +58,7 @@ interface ModeResult {
   ratio: number;
 }
 
-function printTable(results: Map<Mode, ModeResult>): void {
+function printResults(results: Map<Mode, ModeResult>): void {
   const header = ['mode', 'raw req/s', 'daemon req/s', 'ratio', 'raw p50/p99 µs', 'daemon p50/p99 µs'];
   const rows = [...results].map(([mode, { raw, daemon, ratio }]) => [
     mode,
@@ -71,15 +68,7 @@ function printTable(results: Map<Mode, ModeResult>): void {
     micros(raw),
     micros(daemon),
   ]);
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => row[column]!.length)),
-  );
-  const format = (row: string[]) =>
-    row
-      .map((cell, column) => (column === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[column]!)))
-      .join('  ');
-  console.log(format(header));
-  for (const row of rows) console.log(format(row));
+  printTable(header, rows);
   console.log('');
   for (const [mode, { ratio }] of results) {
     const verdict = ratio >= TARGETS[mode] ? 'PASS' : 'BELOW';
@@ -145,7 +134,7 @@ async function main(): Promise<void> {
   );
   console.log(
     `daemon pid ${daemon.pid}, raw echo pid ${raw.pid}, node ${process.version}, ` +
-      `${availableParallelism()} cpus, load average ${load()}\n`,
+      `${availableParallelism()} cpus, load average ${loadAverage()}\n`,
   );
 
   const targets: Target[] = [
@@ -154,8 +143,8 @@ async function main(): Promise<void> {
   ];
   const results = new Map<Mode, ModeResult>();
   for (const mode of modes) results.set(mode, await measureMode(mode, targets));
-  console.log(`\nmedians over ${rounds} round(s); load average now ${load()}\n`);
-  printTable(results);
+  console.log(`\nmedians over ${rounds} round(s); load average now ${loadAverage()}\n`);
+  printResults(results);
 }
 
 try {
