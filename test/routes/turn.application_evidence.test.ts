@@ -2,9 +2,8 @@ import t from 'tap';
 import type { EventFrame } from '../../core/client/wire-client.js';
 import { OPERATION_RETENTION_MS, PROFILE_LIMITS } from '../../core/limits.js';
 import { op, TRANSPORTS } from '../helpers/daemon.js';
-import { chunk, done, sse, stream } from '../helpers/provider-streams.js';
 import { type Controller, codeOf, resultOf, until } from './session.resources.fixture.js';
-import { applicationSession, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
+import { applicationSession, heldLookupCall, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
 
 const SECRET_ARGUMENT = 'argument-bytes-9c1e';
 const SECRET_RESULT = 'result-bytes-4d2a';
@@ -109,28 +108,7 @@ for (const transport of TRANSPORTS) {
     t.test('a call waiting for its executor, then failing availability, was never dispatched', async (t) => {
       const { daemon, provider } = await turnDaemon(t);
       const { who, executor, application } = await applicationSession(daemon, transport);
-      const hold = provider.hold();
-      provider.script(
-        stream([
-          hold,
-          sse(
-            chunk(
-              {
-                tool_calls: [
-                  {
-                    index: 0,
-                    id: 'c1',
-                    type: 'function',
-                    function: { name: 'lookup', arguments: '{"path":"a"}' },
-                  },
-                ],
-              },
-              { finishReason: 'tool_calls' },
-            ),
-          ),
-          done(),
-        ]),
-      );
+      const hold = heldLookupCall(provider);
       const accepted = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'go', application }));
       await hold.reached;
       who.client.close();

@@ -2,9 +2,8 @@ import t from 'tap';
 import type { WireClient } from '../../core/client/wire-client.js';
 import { PROFILE_LIMITS } from '../../core/limits.js';
 import { op, TRANSPORTS } from '../helpers/daemon.js';
-import { chunk, done, sse, stream } from '../helpers/provider-streams.js';
 import { codeOf, resultOf, until } from './session.resources.fixture.js';
-import { applicationSession, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
+import { applicationSession, heldLookupCall, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
 
 /** How many call events a connection received in all. */
 function callEvents(client: WireClient): number {
@@ -191,28 +190,7 @@ for (const transport of TRANSPORTS) {
       async (t) => {
         const { daemon, provider } = await turnDaemon(t);
         const { who, executor, application } = await applicationSession(daemon, transport);
-        const hold = provider.hold();
-        provider.script(
-          stream([
-            hold,
-            sse(
-              chunk(
-                {
-                  tool_calls: [
-                    {
-                      index: 0,
-                      id: 'c1',
-                      type: 'function',
-                      function: { name: 'lookup', arguments: '{"path":"a"}' },
-                    },
-                  ],
-                },
-                { finishReason: 'tool_calls' },
-              ),
-            ),
-            done(),
-          ]),
-        );
+        const hold = heldLookupCall(provider);
         provider.reply(['done']);
         resultOf(await startTurn(who, { prompt: 'go', application }));
         await hold.reached;

@@ -1,6 +1,7 @@
 import type { Test } from 'tap';
 import type { EventFrame, WireClient } from '../../core/client/wire-client.js';
 import { op, startDaemon, type TestDaemon, type Transport } from '../helpers/daemon.js';
+import { chunk, done, type Hold, sse, stream } from '../helpers/provider-streams.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
 import {
   type Controller,
@@ -116,6 +117,36 @@ export function submitResult(
     session,
     operation,
   });
+}
+
+/**
+ * Queues a model answer that calls `lookup` once, held before its first byte until the hold is released:
+ * time for a test to change the world (an executor leaving) before the call is made.
+ */
+export function heldLookupCall(provider: ScriptedProvider): Hold {
+  const hold = provider.hold();
+  provider.script(
+    stream([
+      hold,
+      sse(
+        chunk(
+          {
+            tool_calls: [
+              {
+                index: 0,
+                id: 'c1',
+                type: 'function',
+                function: { name: 'lookup', arguments: '{"path":"a"}' },
+              },
+            ],
+          },
+          { finishReason: 'tool_calls' },
+        ),
+      ),
+      done(),
+    ]),
+  );
+  return hold;
 }
 
 export function startTurn(who: Controller, payload: Record<string, unknown>, operation = op()) {
