@@ -26,10 +26,18 @@ export function startChildServer(
     stdio: ['pipe', 'pipe', 'inherit'],
     env: { ...process.env, ...options.env },
   });
+  return serveFromChild(child, script);
+}
+
+/**
+ * A child process that prints its socket path on its first stdout line when it is ready and exits when
+ * its stdin ends, as a ChildServer; `what` names it in errors.
+ */
+export function serveFromChild(child: ChildProcess, what: string): Promise<ChildServer> {
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => fail(new Error(`${script} did not become ready`)), READY_TIMEOUT_MS);
-    const onExit = (code: number | null) => fail(new Error(`${script} exited (${code}) before it was ready`));
+    const timer = setTimeout(() => fail(new Error(`${what} did not become ready`)), READY_TIMEOUT_MS);
+    const onExit = (code: number | null) => fail(new Error(`${what} exited (${code}) before it was ready`));
     function fail(error: Error): void {
       clearTimeout(timer);
       child.kill('SIGKILL');

@@ -1,16 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { ChildServer } from './child-server.js';
+import { type ChildServer, serveFromChild } from './child-server.js';
 
 /** A child server under strace; its `pid` is strace's. */
 export interface TracedChild extends ChildServer {
   /** How many of the traced system calls the child has made so far, its threads included. */
   calls(): number;
 }
-
-const READY_TIMEOUT_MS = 30_000;
-const STOP_TIMEOUT_MS = 10_000;
 
 /** Why strace cannot be used here, or null when it runs. */
 export function straceUnavailable(): string | null {
@@ -57,45 +54,5 @@ export function startTracedChild(
     readFileSync(traceFile, 'utf8')
       .split('\n')
       .filter((line) => call.test(line)).length;
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(
-      () => fail(new Error(`${script} under strace did not become ready`)),
-      READY_TIMEOUT_MS,
-    );
-    const onExit = (code: number | null) =>
-      fail(new Error(`strace or ${script} exited (${code}) before it was ready`));
-    function fail(error: Error): void {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      reject(error);
-    }
-    child.once('exit', onExit);
-    child.once('error', fail);
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', function onData(text: string) {
-      output += text;
-      const newline = output.indexOf('\n');
-      if (newline === -1) return;
-      clearTimeout(timer);
-      child.off('exit', onExit);
-      child.stdout!.off('data', onData);
-      child.stdout!.resume();
-      resolve({
-        socketPath: output.slice(0, newline),
-        pid: child.pid!,
-        calls,
-        stop: () =>
-          new Promise<void>((done) => {
-            if (child.exitCode !== null || child.signalCode !== null) return done();
-            const kill = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-            child.once('exit', () => {
-              clearTimeout(kill);
-              done();
-            });
-            child.stdin!.end();
-          }),
-      });
-    });
-  });
+  return serveFromChild(child, `${script} under strace`).then((server) => ({ ...server, calls }));
 }
