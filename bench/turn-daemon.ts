@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROFILE_LIMITS, SERVICE_LIMITS } from '../core/limits.js';
 import { buildApp } from '../plugins/app.js';
+import { serveUntilStdinEnds } from './daemon-child.js';
 import { BENCH_MODEL } from './turn-fixture.js';
 
 /**
@@ -22,17 +23,8 @@ const retained = Number(process.env.BENCH_RETAINED ?? 1_048_576);
 (PROFILE_LIMITS as { evidence_turns: number }).evidence_turns = retained;
 
 const home = mkdtempSync(join(process.env.BENCH_STATE_DIR || tmpdir(), 'magid-bench-turn-'));
-const socketPath = join(home, 'turn.sock');
 const app = await buildApp({
   home,
   provider: { baseUrl: process.env.BENCH_PROVIDER_URL ?? null, model: BENCH_MODEL, apiKey: null },
 });
-await app.listen({ path: socketPath });
-process.stdout.write(`${socketPath}\n`);
-
-process.stdin.on('end', async () => {
-  await app.close();
-  rmSync(home, { recursive: true, force: true });
-  process.exit(0);
-});
-process.stdin.resume();
+await serveUntilStdinEnds(app, home, 'turn.sock');

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../plugins/app.js';
+import { serveUntilStdinEnds } from './daemon-child.js';
 
 /**
  * The daemon side of the wire bench: the real app, built in process on a throwaway home, listening
@@ -9,14 +10,5 @@ import { buildApp } from '../plugins/app.js';
  * CPU profile (`--cpu-prof`) is written.
  */
 const home = mkdtempSync(join(tmpdir(), 'magid-bench-'));
-const socketPath = join(home, 'wire.sock');
 const app = await buildApp({ home });
-await app.listen({ path: socketPath });
-process.stdout.write(`${socketPath}\n`);
-
-process.stdin.on('end', async () => {
-  await app.close();
-  rmSync(home, { recursive: true, force: true });
-  process.exit(0);
-});
-process.stdin.resume();
+await serveUntilStdinEnds(app, home, 'wire.sock');
