@@ -36,7 +36,7 @@ const turnStart: FastifyPluginAsyncTypebox = async (fastify) => {
     },
     async (request) => {
       const { envelope, connection, grant } = request.wire;
-      const { acceptance, begin } = fastify.turns.start({
+      const { acceptance, begin } = await fastify.turns.start({
         sessionId: envelope.session_id!,
         operationId: envelope.operation_id!,
         connectionId: connection.id,

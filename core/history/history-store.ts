@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { WireError } from '../errors.js';
 import { WIRE_LIMITS } from '../limits.js';
+import { GroupCommit } from './group-commit.js';
 
 export interface SessionRow {
   session_id: string;
@@ -53,11 +54,13 @@ CREATE TABLE IF NOT EXISTS active_turns (
 
 /**
  * The durable store: sessions and their history records, in SQLite (WAL, synchronous=FULL), so a
- * committed record survives a crash of the daemon. Every call is synchronous and short.
+ * committed record survives a crash of the daemon. Every call is synchronous and short; `durably` queues
+ * writes into a group commit instead, for the turns' records, which many sessions write at once.
  */
 export class HistoryStore {
   readonly #db: Database.Database;
   readonly #statements;
+  readonly #commits: GroupCommit;
 
   constructor(file: string) {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
@@ -101,6 +104,20 @@ export class HistoryStore {
         'SELECT sequence, kind, created_at, data FROM records WHERE session_id = ? AND sequence >= ? AND kind = ? ORDER BY sequence',
       ),
     };
+    const inTransaction = this.#db.transaction((write: () => unknown) => write());
+    this.#commits = new GroupCommit({
+      transaction: (writes) => inTransaction(writes),
+      // Called inside the group's transaction, the same function opens a savepoint.
+      savepoint: (write) => inTransaction(write),
+    });
+  }
+
+  /**
+   * Queues `write` (any of this store's writes) into the group commit: it runs in order with the writes
+   * queued before it and resolves once the transaction holding it is durable.
+   */
+  durably<T>(write: () => T): Promise<T> {
+    return this.#commits.enqueue(write);
   }
 
   createSession(session: Omit<SessionRow, 'grant_generation'>, firstRecord: RecordInput): HistoryRecord {
@@ -220,7 +237,9 @@ export class HistoryStore {
   }
 
   close(): void {
-    if (this.#db.open) this.#db.close();
+    if (!this.#db.open) return;
+    this.#commits.close();
+    this.#db.close();
   }
 
   #insertRecord(sessionId: string, record: RecordInput): HistoryRecord {

@@ -44,6 +44,8 @@ export class ApplicationCall {
   #effects: ExternalEffects = 'not_dispatched';
   #deadline: Deadline | null = null;
   #waitKind: WaitKind | null = null;
+  #bound = false;
+  #resultArrived = false;
   #settle!: (settlement: CallSettlement) => void;
   readonly settled: Promise<CallSettlement>;
 
@@ -64,6 +66,29 @@ export class ApplicationCall {
 
   get waitKind(): WaitKind | null {
     return this.#waitKind;
+  }
+
+  /** Whether the call's binding is durable: only a bound call is dispatched or listed as pending. */
+  get bound(): boolean {
+    return this.#bound;
+  }
+
+  /** The binding was committed. */
+  markBound(): void {
+    this.#bound = true;
+  }
+
+  /** Whether an accepted result is on its way to the store: no other result is taken. */
+  get resultArrived(): boolean {
+    return this.#resultArrived;
+  }
+
+  /** An accepted result arrived in time: the execution deadline stops while it is made durable. */
+  resultArrives(): void {
+    if (!this.open) return;
+    this.#resultArrived = true;
+    this.#deadline?.cancel();
+    this.#deadline = null;
   }
 
   get open(): boolean {

@@ -56,13 +56,14 @@ export class CallDispatcher {
   }
 
   /**
-   * The calls one model round asked for: each is admitted and bound, or refused with a text for the
-   * model. Admitted calls are dispatched at once (parallel calls run together).
+   * The calls one model round asked for: each is admitted, or refused with a text for the model. The
+   * admitted calls' bindings are made durable together, then the calls are dispatched (parallel calls
+   * run together), unless the turn ended meanwhile.
    */
-  admitRound(
+  async admitRound(
     turn: ActiveTurn,
     toolCalls: readonly ToolCall[],
-  ): { calls: ApplicationCall[]; refused: RefusedCall[] } {
+  ): Promise<{ calls: ApplicationCall[]; refused: RefusedCall[] }> {
     const calls: ApplicationCall[] = [];
     const refused: RefusedCall[] = [];
     for (const toolCall of toolCalls) {
@@ -73,7 +74,9 @@ export class CallDispatcher {
       }
       calls.push(admitted);
     }
-    for (const call of calls) this.#dispatch(turn, call);
+    await Promise.all(calls.map((call) => this.#options.history.binding(turn, call)));
+    for (const call of calls) call.markBound();
+    if (!turn.ending) for (const call of calls) this.#dispatch(turn, call);
     return { calls, refused };
   }
 
@@ -86,7 +89,11 @@ export class CallDispatcher {
   dispatchWaiting(turn: ActiveTurn, executorId: string): void {
     if (turn.ending) return;
     for (const call of turn.calls.values()) {
-      if (call.status === 'waiting_for_executor' && call.identity.executor.executor_id === executorId) {
+      if (
+        call.bound &&
+        call.status === 'waiting_for_executor' &&
+        call.identity.executor.executor_id === executorId
+      ) {
         this.#dispatch(turn, call);
       }
     }
@@ -97,7 +104,7 @@ export class CallDispatcher {
     for (const turn of turns) {
       for (const call of turn.calls.values()) {
         const { identity } = call;
-        if (!call.open || identity.executor.executor_id !== executorId) continue;
+        if (!call.bound || !call.open || identity.executor.executor_id !== executorId) continue;
         pending.push({
           turn_id: identity.turnId,
           call_id: identity.callId,
@@ -162,7 +169,6 @@ export class CallDispatcher {
       arguments: JSON.stringify(parsed),
     });
     if (!this.#options.evidence.reserveCall(turn.turnId, call)) return 'evidence_limit';
-    this.#options.history.binding(turn, call);
     turn.calls.set(call.identity.callId, call);
     this.#retained += 1;
     return call;

@@ -103,11 +103,12 @@ export class TurnCoordinator {
   }
 
   /**
-   * `turn.start` admission, synchronous from the first check to the durable user record, so nothing can
-   * change the registry or the executor between them. Returns the acceptance and `begin`, which starts the
-   * worker; call it once the acceptance has been written.
+   * `turn.start` admission, synchronous from the first check until the turn holds its session, its
+   * registry snapshot and its executor, so nothing can change them in between; then the durable user
+   * record. Resolves with the acceptance and `begin`, which starts the worker; call it once the acceptance
+   * has been written.
    */
-  start(request: TurnStart): { acceptance: TurnAcceptance; begin: () => void } {
+  async start(request: TurnStart): Promise<{ acceptance: TurnAcceptance; begin: () => void }> {
     if (this.#closed) throw new WireError('shutting_down');
     const provider = this.#options.provider;
     if (!provider) throw new WireError('provider_unavailable');
@@ -133,12 +134,6 @@ export class TurnCoordinator {
       pin,
       selected: request.selected,
     });
-    try {
-      this.#history.started(turn);
-    } catch (error) {
-      pin?.release();
-      throw error;
-    }
     const releases = [
       this.#options.registry.protect(turn.sessionId),
       this.#options.holdIdle(),
@@ -147,6 +142,14 @@ export class TurnCoordinator {
     ];
     this.#active.set(turn.sessionId, turn);
     this.#byId.set(turn.turnId, turn);
+    try {
+      await this.#history.started(turn);
+    } catch (error) {
+      this.#active.delete(turn.sessionId);
+      this.#byId.delete(turn.turnId);
+      for (const release of releases) release();
+      throw error;
+    }
     if (request.selected) this.#options.evidence.retain(turn);
     const acceptance: TurnAcceptance = {
       turn_id: turn.turnId,
@@ -179,20 +182,32 @@ export class TurnCoordinator {
     return true;
   }
 
-  /** `turn.application_tool_result` from the executor's connection. */
-  submitResult(
+  /**
+   * `turn.application_tool_result` from the executor's connection: acknowledged once the result is
+   * durable, and only then handed to the turn, so the provider never continues from a result a crash
+   * could lose.
+   */
+  async submitResult(
     connectionId: string,
     sessionId: string,
     payload: ToolResultPayload,
-  ): { call_id: string; status: 'accepted' } {
+  ): Promise<{ call_id: string; status: 'accepted' }> {
     const turn = this.#byId.get(payload.turn_id);
     const call = turn && turn.sessionId === sessionId ? turn.calls.get(payload.call_id) : undefined;
-    if (!turn || !call || call.status !== 'pending' || turn.ending) throw new WireError('unknown_turn');
+    if (!turn || !call || call.status !== 'pending' || call.resultArrived || turn.ending) {
+      throw new WireError('unknown_turn');
+    }
     if (!this.#options.executors.isCurrent(payload.executor_id, payload.executor_generation, connectionId)) {
       throw new WireError('stale_connection');
     }
     const outcome = validateToolResult(call, payload);
-    this.#history.result(turn, call, outcome);
+    call.resultArrives();
+    try {
+      await this.#history.result(turn, call, outcome);
+    } catch (error) {
+      turn.end(new TurnEnding('failed', 'internal_error'));
+      throw error;
+    }
     call.report(outcome);
     this.#activity(turn, { kind: 'tool_call', call: hashedId(call.identity.callId), status: call.status });
     return { call_id: call.identity.callId, status: 'accepted' };
@@ -263,10 +278,14 @@ export class TurnCoordinator {
     }
     turn.end(ending);
     this.#calls.endTurn(turn, ending);
-    this.#finish(turn, turn.ending ?? ending, releases);
+    await this.#finish(turn, turn.ending ?? ending, releases);
   }
 
-  #finish(turn: ActiveTurn, ending: TurnEnding, releases: Array<() => void>): void {
+  /**
+   * The terminal: durable first, then the operation settles and the event goes out, so nobody sees a
+   * terminal that a crash could turn into `interrupted`.
+   */
+  async #finish(turn: ActiveTurn, ending: TurnEnding, releases: Array<() => void>): Promise<void> {
     const base = {
       turn_id: turn.turnId,
       status: ending.status,
@@ -277,7 +296,10 @@ export class TurnCoordinator {
     const payload = (receiverSelected: boolean) =>
       receiverSelected ? { ...base, application_manifest: turn.manifest } : { ...base };
     try {
-      this.#history.terminal(turn, payload(turn.manifest !== null));
+      await this.#history.terminal(turn, payload(turn.manifest !== null));
+    } catch {
+      // The store failed (a full disk): the turn still ends for its client; the next start records it
+      // as interrupted, since its active mark stays.
     } finally {
       this.#options.operations.settle(turn.operationId, { ok: true, result: payload(true) });
       this.#active.delete(turn.sessionId);

@@ -20,7 +20,8 @@ export const TURN_RECORDS = {
 /**
  * A turn's durable history: the user record (prompt and manifest) with the turn marked active, each call's
  * binding before it is dispatched, each accepted result before the provider continues, and the terminal
- * that clears the mark. Arguments, schemas, instructions, paths, proofs and secrets are never written.
+ * that clears the mark. Each write resolves once it is durable, committed together with the other turns'
+ * writes of the moment. Arguments, schemas, instructions, paths, proofs and secrets are never written.
  */
 export class TurnHistory {
   readonly #store: HistoryStore;
@@ -36,8 +37,8 @@ export class TurnHistory {
     this.#clock = clock;
   }
 
-  started(turn: ActiveTurn): void {
-    this.#store.beginTurn(turn.sessionId, turn.turnId, {
+  started(turn: ActiveTurn): Promise<unknown> {
+    const record = {
       kind: TURN_RECORDS.user,
       created_at: this.#clock.wallNow(),
       data: {
@@ -46,52 +47,51 @@ export class TurnHistory {
         prompt: turn.prompt,
         ...(turn.manifest ? { application_manifest: turn.manifest } : {}),
       },
-    });
+    };
+    return this.#store.durably(() => this.#store.beginTurn(turn.sessionId, turn.turnId, record));
   }
 
-  binding(turn: ActiveTurn, call: ApplicationCall): void {
+  binding(turn: ActiveTurn, call: ApplicationCall): Promise<unknown> {
     const { identity } = call;
-    this.#store.appendRecord(turn.sessionId, {
-      kind: TURN_RECORDS.call,
-      created_at: this.#clock.wallNow(),
-      data: {
-        turn_id: turn.turnId,
-        call_id: identity.callId,
-        provider_call_id: identity.providerCallId,
-        name: identity.tool.name,
-        resource_id: identity.tool.resource_id,
-        revision_id: identity.tool.revision_id,
-        revision_sha256: identity.tool.revision_sha256,
-        executor_id: identity.executor.executor_id,
-        executor_generation: identity.executor.executor_generation,
-      },
+    return this.#append(turn, TURN_RECORDS.call, {
+      turn_id: turn.turnId,
+      call_id: identity.callId,
+      provider_call_id: identity.providerCallId,
+      name: identity.tool.name,
+      resource_id: identity.tool.resource_id,
+      revision_id: identity.tool.revision_id,
+      revision_sha256: identity.tool.revision_sha256,
+      executor_id: identity.executor.executor_id,
+      executor_generation: identity.executor.executor_generation,
     });
   }
 
-  result(turn: ActiveTurn, call: ApplicationCall, outcome: CallOutcome): void {
-    this.#store.appendRecord(turn.sessionId, {
-      kind: TURN_RECORDS.result,
-      created_at: this.#clock.wallNow(),
-      data: { turn_id: turn.turnId, call_id: call.identity.callId, outcome },
+  result(turn: ActiveTurn, call: ApplicationCall, outcome: CallOutcome): Promise<unknown> {
+    return this.#append(turn, TURN_RECORDS.result, {
+      turn_id: turn.turnId,
+      call_id: call.identity.callId,
+      outcome,
     });
   }
 
-  terminal(turn: ActiveTurn, payload: Record<string, unknown>): void {
+  async terminal(turn: ActiveTurn, payload: Record<string, unknown>): Promise<void> {
     const calls = [...turn.calls.values()].map((call) => ({
       call_id: call.identity.callId,
       status: call.status,
       external_effects: call.effects,
     }));
-    this.#store.endTurn(turn.sessionId, turn.turnId, {
-      kind: TURN_RECORDS.terminal,
-      created_at: this.#clock.wallNow(),
-      data: { ...payload, calls },
-    });
+    const record = { kind: TURN_RECORDS.terminal, created_at: this.#clock.wallNow(), data: { ...payload, calls } };
+    await this.#store.durably(() => this.#store.endTurn(turn.sessionId, turn.turnId, record));
     const cached = this.#exchanges.get(turn.sessionId);
     if (cached && payload.status === 'completed') {
       cached.push(exchange(turn.prompt, String(payload.assistant_text)));
       if (cached.length > TURN_LIMITS.context_turns) cached.shift();
     }
+  }
+
+  #append(turn: ActiveTurn, kind: string, data: Record<string, unknown>): Promise<unknown> {
+    const record = { kind, created_at: this.#clock.wallNow(), data };
+    return this.#store.durably(() => this.#store.appendRecord(turn.sessionId, record));
   }
 
   /**

@@ -56,7 +56,7 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
       if (turn.ending) return turn.ending;
       if (answer.toolCalls.length === 0) return new TurnEnding('completed');
       messages.push({ role: 'assistant', content: answer.text, toolCalls: answer.toolCalls });
-      const { calls: admitted, refused } = calls.admitRound(turn, answer.toolCalls);
+      const { calls: admitted, refused } = await calls.admitRound(turn, answer.toolCalls);
       await calls.settle(turn, admitted);
       if (turn.ending) return turn.ending;
       const texts = new Map(refused.map((entry) => [entry.providerCallId, entry.content]));
