@@ -128,3 +128,31 @@ t.test('the store is SQLite in WAL mode', async (t) => {
   t.teardown(() => raw.close());
   t.equal(raw.pragma('journal_mode', { simple: true }), 'wal');
 });
+
+t.test('durable writes of one turn of the event loop commit together, a failing one alone', async (t) => {
+  const { open } = store(t);
+  const history = open();
+  history.createSession(session('s1'), record('session.created'));
+  const first = history.durably(() => history.appendRecord('s1', record('note', { n: 1 })));
+  const orphan = history.durably(() => history.appendRecord('no-such-session', record('note', { n: 2 })));
+  const last = history.durably(() => history.appendRecord('s1', record('note', { n: 3 })));
+  t.equal(history.records('s1', 0, 10, 65_536).items.length, 1, 'nothing is written before the commit');
+  t.equal((await first).data.n, 1);
+  await t.rejects(orphan, 'a record of an unknown session is refused by its foreign key');
+  t.equal((await last).data.n, 3);
+  t.same(
+    history.records('s1', 0, 10, 65_536).items.map((item) => item.data),
+    [{}, { n: 1 }, { n: 3 }],
+    'the writes around the refused one are committed, in order',
+  );
+  const queued = history.durably(() => history.appendRecord('s1', record('note', { n: 4 })));
+  history.close();
+  t.equal((await queued).data.n, 4, 'closing the store commits what was queued');
+  t.same(
+    open()
+      .records('s1', 0, 10, 65_536)
+      .items.map((item) => item.data.n),
+    [undefined, 1, 3, 4],
+    'and it is there after reopening',
+  );
+});
