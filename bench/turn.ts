@@ -383,7 +383,7 @@ function printResults(results: Map<number, Collected>): void {
 
 /**
  * fsync and fdatasync calls per turn of a daemon child of its own, started under strace, counted over
- * `fsyncTurns` turns of one session.
+ * `fsyncTurns` turns at each session count: the turns of concurrent sessions share group commits.
  */
 async function measureDurableWrites(provider: Provider, workspace: string): Promise<string> {
   const unavailable = straceUnavailable();
@@ -395,22 +395,35 @@ async function measureDurableWrites(provider: Provider, workspace: string): Prom
   } catch (error) {
     return `fsyncs: not measured (${error instanceof Error ? error.message : String(error)})`;
   }
-  let connections: TurnConnection[] = [];
+  const figures: string[] = [];
   try {
-    connections = await daemonClients(daemon.socketPath, 1, workspace);
-    const connection = connections[0]!;
-    for (let n = 0; n < FSYNC_WARMUP_TURNS; n++) await connection.turn(`fsync-warmup.${n}`);
-    const before = daemon.calls();
-    for (let n = 0; n < fsyncTurns; n++) await connection.turn(`fsync.${n}`);
-    const perTurn = (daemon.calls() - before) / fsyncTurns;
-    return (
-      `fsyncs: ${perTurn.toFixed(2)} per turn (${TRACED_SYSCALLS.join(' + ')} of the daemon and its threads ` +
-      `under strace -f, over ${fsyncTurns} turns of one session after ${FSYNC_WARMUP_TURNS} uncounted)`
-    );
+    for (const sessions of sessionCounts) {
+      const connections = await daemonClients(daemon.socketPath, sessions, workspace);
+      try {
+        const turnsEach = Math.max(1, Math.ceil(fsyncTurns / sessions));
+        const run = (label: string, turns: number) =>
+          Promise.all(
+            connections.map(async (connection, worker) => {
+              for (let n = 0; n < turns; n++) await connection.turn(`${label}.${sessions}.${worker}.${n}`);
+            }),
+          );
+        await run('fsync-warmup', Math.max(1, Math.ceil(FSYNC_WARMUP_TURNS / sessions)));
+        const before = daemon.calls();
+        await run('fsync', turnsEach);
+        const perTurn = (daemon.calls() - before) / (turnsEach * sessions);
+        figures.push(`${sessions} session(s) ${perTurn.toFixed(2)}`);
+        for (const connection of connections) await connection.tearDown();
+      } finally {
+        for (const connection of connections) connection.close();
+      }
+    }
   } finally {
-    for (const connection of connections) connection.close();
     await daemon.stop();
   }
+  return (
+    `fsyncs per turn: ${figures.join(', ')} (${TRACED_SYSCALLS.join(' + ')} of the daemon and its threads ` +
+    `under strace -f, over about ${fsyncTurns} turns at each session count after ${FSYNC_WARMUP_TURNS} uncounted)`
+  );
 }
 
 function describeRetention(): string {

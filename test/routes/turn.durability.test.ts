@@ -42,7 +42,11 @@ for (const transport of TRANSPORTS) {
       t.equal(framesOf(who.client, 'turn.started'), 0, 'no worker started');
       t.equal(provider.requests.length, 0, 'the provider was never asked');
       provider.reply(['fine']);
-      resultOf(await startTurn(who, { prompt: 'again', application }), 'the next turn is admitted');
+      t.equal(
+        codeOf(await startTurn(who, { prompt: 'again', application })),
+        'ok',
+        'the next turn is admitted',
+      );
       const terminal = await who.client.event('turn.terminal');
       t.equal(terminal.payload.status, 'completed');
     });

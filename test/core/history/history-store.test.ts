@@ -151,7 +151,7 @@ t.test('durable writes of one turn of the event loop commit together, a failing 
   t.same(
     open()
       .records('s1', 0, 10, 65_536)
-      .items.map((item) => item.data.n),
+      .items.map((item) => item.data?.n),
     [undefined, 1, 3, 4],
     'and it is there after reopening',
   );
