@@ -80,7 +80,11 @@ export class TurnHistory {
       status: call.status,
       external_effects: call.effects,
     }));
-    const record = { kind: TURN_RECORDS.terminal, created_at: this.#clock.wallNow(), data: { ...payload, calls } };
+    const record = {
+      kind: TURN_RECORDS.terminal,
+      created_at: this.#clock.wallNow(),
+      data: { ...payload, calls },
+    };
     await this.#store.durably(() => this.#store.endTurn(turn.sessionId, turn.turnId, record));
     const cached = this.#exchanges.get(turn.sessionId);
     if (cached && payload.status === 'completed') {
