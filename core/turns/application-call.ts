@@ -32,6 +32,19 @@ export interface CallIdentity {
   readonly arguments: string;
 }
 
+/** The members that name a call's binding, as the wire and the history write them. */
+export function bindingMembers(identity: CallIdentity) {
+  return {
+    turn_id: identity.turnId,
+    call_id: identity.callId,
+    provider_call_id: identity.providerCallId,
+    name: identity.tool.name,
+    resource_id: identity.tool.resource_id,
+    revision_id: identity.tool.revision_id,
+    revision_sha256: identity.tool.revision_sha256,
+  };
+}
+
 /**
  * One application callback of a turn: created when the model asked for the tool, dispatched to the
  * executor once (never again), and settled exactly once by a result, a deadline, a stop or a refusal.

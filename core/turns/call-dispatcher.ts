@@ -9,7 +9,7 @@ import type { ToolCall } from '../provider/chat-provider.js';
 import { validateAgainstSchema } from '../resources/tool-contract.js';
 import { utf8ByteLength } from '../resources/unicode.js';
 import type { ActiveTurn } from './active-turn.js';
-import { ApplicationCall, type CallOutcome } from './application-call.js';
+import { ApplicationCall, bindingMembers, type CallOutcome } from './application-call.js';
 import type { TurnSink } from './turn-events.js';
 import { TurnEnding } from './turn-failure.js';
 import type { TurnHistory } from './turn-history.js';
@@ -106,13 +106,7 @@ export class CallDispatcher {
         const { identity } = call;
         if (!call.bound || !call.open || identity.executor.executor_id !== executorId) continue;
         pending.push({
-          turn_id: identity.turnId,
-          call_id: identity.callId,
-          provider_call_id: identity.providerCallId,
-          name: identity.tool.name,
-          resource_id: identity.tool.resource_id,
-          revision_id: identity.tool.revision_id,
-          revision_sha256: identity.tool.revision_sha256,
+          ...bindingMembers(identity),
           status: call.status as PendingCall['status'],
           wait_kind: call.waitKind ?? 'availability',
           remaining_ms: call.remainingMs(this.#options.clock) ?? 0,
@@ -184,15 +178,9 @@ export class CallDispatcher {
         event: 'turn.application_tool_call',
         sessionId: turn.sessionId,
         payload: {
-          turn_id: identity.turnId,
-          call_id: identity.callId,
-          provider_call_id: identity.providerCallId,
+          ...bindingMembers(identity),
           executor_id: identity.executor.executor_id,
           executor_generation: attachment.executor_generation,
-          resource_id: identity.tool.resource_id,
-          revision_id: identity.tool.revision_id,
-          revision_sha256: identity.tool.revision_sha256,
-          name: identity.tool.name,
           arguments: JSON.parse(identity.arguments) as Record<string, unknown>,
           timeout_ms: identity.tool.timeout_ms,
         },

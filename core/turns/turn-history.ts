@@ -4,7 +4,7 @@ import type { HistoryStore } from '../history/history-store.js';
 import { TURN_LIMITS } from '../limits.js';
 import type { ConversationMessage } from '../provider/chat-provider.js';
 import type { ActiveTurn } from './active-turn.js';
-import type { ApplicationCall, CallOutcome } from './application-call.js';
+import { type ApplicationCall, bindingMembers, type CallOutcome } from './application-call.js';
 
 /** Sessions whose recent exchanges are kept in memory; others are read from the store when needed. */
 const CACHED_SESSIONS = 64;
@@ -54,13 +54,7 @@ export class TurnHistory {
   binding(turn: ActiveTurn, call: ApplicationCall): Promise<unknown> {
     const { identity } = call;
     return this.#append(turn, TURN_RECORDS.call, {
-      turn_id: turn.turnId,
-      call_id: identity.callId,
-      provider_call_id: identity.providerCallId,
-      name: identity.tool.name,
-      resource_id: identity.tool.resource_id,
-      revision_id: identity.tool.revision_id,
-      revision_sha256: identity.tool.revision_sha256,
+      ...bindingMembers(identity),
       executor_id: identity.executor.executor_id,
       executor_generation: identity.executor.executor_generation,
     });

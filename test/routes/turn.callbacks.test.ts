@@ -3,15 +3,16 @@ import type { WireClient } from '../../core/client/wire-client.js';
 import { PROFILE_LIMITS } from '../../core/limits.js';
 import { op, TRANSPORTS } from '../helpers/daemon.js';
 import { codeOf, resultOf, until } from './session.resources.fixture.js';
-import { applicationSession, heldLookupCall, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
+import {
+  applicationSession,
+  eventCount,
+  heldLookupCall,
+  startTurn,
+  submitResult,
+  turnDaemon,
+} from './turn.fixture.js';
 
-/** How many call events a connection received in all. */
-function callEvents(client: WireClient): number {
-  return client.received
-    .flatMap((text) => text.split('\n').filter(Boolean))
-    .map((line) => JSON.parse(line) as { type: string; event?: string })
-    .filter((frame) => frame.type === 'event' && frame.event === 'turn.application_tool_call').length;
-}
+const callEvents = (client: WireClient) => eventCount(client, 'turn.application_tool_call');
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 

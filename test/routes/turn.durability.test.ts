@@ -3,7 +3,7 @@ import type { WireClient } from '../../core/client/wire-client.js';
 import type { HistoryStore } from '../../core/history/history-store.js';
 import { TRANSPORTS } from '../helpers/daemon.js';
 import { codeOf, resultOf } from './session.resources.fixture.js';
-import { applicationSession, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
+import { applicationSession, eventCount, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
 
 /**
  * A turn's durable writes are, in order: the user record, the call's binding, its result, the terminal.
@@ -16,13 +16,6 @@ function failDurableWrite(history: HistoryStore, ordinal: number): void {
     count += 1;
     return count === ordinal ? Promise.reject(new Error('disk full')) : durably(write);
   };
-}
-
-function framesOf(client: WireClient, event: string): number {
-  return client.received
-    .flatMap((text) => text.split('\n').filter(Boolean))
-    .map((line) => JSON.parse(line) as { type: string; event?: string })
-    .filter((frame) => frame.type === 'event' && frame.event === event).length;
 }
 
 const replayKinds = async (client: WireClient, session: string) =>
@@ -39,7 +32,7 @@ for (const transport of TRANSPORTS) {
       const { who, application } = await applicationSession(daemon, transport);
       failDurableWrite(daemon.app.history, 1);
       t.equal(codeOf(await startTurn(who, { prompt: 'go', application })), 'internal_error');
-      t.equal(framesOf(who.client, 'turn.started'), 0, 'no worker started');
+      t.equal(eventCount(who.client, 'turn.started'), 0, 'no worker started');
       t.equal(provider.requests.length, 0, 'the provider was never asked');
       provider.reply(['fine']);
       t.equal(
@@ -59,7 +52,11 @@ for (const transport of TRANSPORTS) {
       resultOf(await startTurn(who, { prompt: 'go', application }));
       const terminal = await who.client.event('turn.terminal');
       t.match(terminal.payload, { status: 'failed', error: { code: 'internal_error' } });
-      t.equal(framesOf(who.client, 'turn.application_tool_call'), 0, 'the executor was never sent the call');
+      t.equal(
+        eventCount(who.client, 'turn.application_tool_call'),
+        0,
+        'the executor was never sent the call',
+      );
       t.same(await replayKinds(who.client, who.session), ['session.created', 'turn.user', 'turn.terminal']);
     });
 

@@ -149,6 +149,14 @@ export function heldLookupCall(provider: ScriptedProvider): Hold {
   return hold;
 }
 
+/** How many `event` frames `client` has received in all. */
+export function eventCount(client: WireClient, event: string): number {
+  return client.received
+    .flatMap((text) => text.split('\n').filter(Boolean))
+    .map((line) => JSON.parse(line) as { type: string; event?: string })
+    .filter((frame) => frame.type === 'event' && frame.event === event).length;
+}
+
 export function startTurn(who: Controller, payload: Record<string, unknown>, operation = op()) {
   return who.client.request('turn.start', payload, {
     session: who.session,
