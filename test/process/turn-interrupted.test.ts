@@ -140,6 +140,7 @@ t.test('a turn running when the daemon is killed is recorded interrupted by the 
   );
 
   const again = await connected(t, socket, []);
+  const listed = await again.call('session.list', { cursor: null, limit: 100 });
   const reclaimed = await again.call('session.claim', {}, { session, operation: op() });
   t.equal((reclaimed.snapshot as { turn: unknown }).turn, null, 'no turn runs after the restart');
 
@@ -166,6 +167,11 @@ t.test('a turn running when the daemon is killed is recorded interrupted by the 
   );
   t.match(records[2], { kind: 'turn.terminal', omitted: false });
   t.ok(records[2]!.sequence > records[1]!.sequence, 'after the user record');
+  t.equal(
+    (listed.sessions as Array<{ updated_at: number }>)[0]?.updated_at,
+    records[2]!.created_at,
+    'the terminal recorded at startup moved updated_at',
+  );
 
   provider.reply(['Done.']);
   const retried = await requestWithin(

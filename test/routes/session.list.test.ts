@@ -1,5 +1,7 @@
 import t from 'tap';
-import { op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
+import { claimedSession, op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
+import { skillResource } from './session.resources.fixture.js';
+import { turnDaemon } from './turn.fixture.js';
 
 for (const transport of TRANSPORTS) {
   t.test(`session.list (${transport})`, async (t) => {
@@ -62,6 +64,67 @@ for (const transport of TRANSPORTS) {
         const refused = await client.request('session.list', payload);
         t.equal(refused.error?.code, 'invalid_payload', JSON.stringify(payload));
       }
+    });
+
+    t.test('updated_at moves with a claim and with every history record, and nothing else', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      const owner = await daemon.connect(transport);
+      const { session, control } = await claimedSession(owner, daemon.workspace);
+      const times = async () => {
+        const page = await owner.call('session.list', { cursor: null, limit: 100 });
+        const [row] = page.sessions as Array<{ session_id: string; created_at: number; updated_at: number }>;
+        t.equal(row?.session_id, session);
+        return { created_at: row!.created_at, updated_at: row!.updated_at };
+      };
+      const start = daemon.clock.wallNow();
+      t.strictSame(await times(), { created_at: start, updated_at: start }, 'creation and the first claim');
+
+      daemon.clock.advance(1_000);
+      await owner.call(
+        'session.resources.register',
+        { expected_revision: null, resource: skillResource('style') },
+        { session, control, operation: op() },
+      );
+      await owner.call('session.resources.list', {}, { session, control });
+      await owner.call('session.replay', { cursor: null, limit: 100 }, { session });
+      await owner.call('session.release', {}, { session, control, operation: op() });
+      t.strictSame(await times(), { created_at: start, updated_at: start }, 'registry, reads and release');
+
+      daemon.clock.advance(1_000);
+      const claim = await owner.call('session.claim', {}, { session, operation: op() });
+      t.equal((await times()).updated_at, start + 2_000, 'a claim');
+
+      daemon.clock.advance(1_000);
+      provider.reply(['Hello.']);
+      await owner.call(
+        'turn.start',
+        {
+          prompt: 'hi',
+          application: {
+            expected_registry_revision: (
+              await owner.call(
+                'session.resources.list',
+                {},
+                { session, control: claim.control_token as string },
+              )
+            ).registry_revision,
+            executor_id: null,
+            executor_generation: null,
+            tool_authorizations: [],
+          },
+        },
+        { session, control: claim.control_token as string, operation: op() },
+      );
+      await owner.event('turn.terminal');
+      t.equal((await times()).updated_at, start + 3_000, 'the records of a turn');
+
+      daemon.clock.advance(1_000);
+      await owner.call(
+        'session.close',
+        {},
+        { session, control: claim.control_token as string, operation: op() },
+      );
+      t.equal((await times()).updated_at, start + 4_000, 'the session.closed record');
     });
   });
 }

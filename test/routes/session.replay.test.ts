@@ -70,6 +70,11 @@ for (const transport of TRANSPORTS) {
         (await client.request('session.replay', { cursor: 's.1', limit: 1 }, { session })).error?.code,
         'invalid_payload',
       );
+      t.equal(
+        (await client.request('session.replay', { cursor: null }, { session })).error?.code,
+        'invalid_payload',
+        'limit has no default',
+      );
     });
   });
 }

@@ -54,6 +54,11 @@ for (const transport of TRANSPORTS) {
         codeOf(await registry.unregister(first.entry.resource_id, other.entry.revision_id)),
         'conflict',
       );
+      t.equal(
+        codeOf(await registry.unregister(first.entry.resource_id, other.registry_revision)),
+        'conflict',
+        'the expected revision is the resource revision, not the registry revision',
+      );
       t.equal((await listed(who)).entries.length, 2);
       t.equal(codeOf(await registry.unregister(second.entry.resource_id, second.entry.revision_id)), 'ok');
     });
