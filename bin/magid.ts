@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { DAEMON } from '../config/daemon.js';
-import { clientSocket, serveSettings } from '../config/settings.js';
+import { clientSocket, serveSettings, stdioSettings } from '../config/settings.js';
 import { status, stop } from './control-client.js';
 import { serve } from './serve.js';
+import { stdio } from './stdio.js';
 
 function nonNegativeInteger(value: string): number {
   if (!/^\d{1,10}$/.test(value)) throw new InvalidArgumentError('expected a whole number of milliseconds');
@@ -12,23 +13,36 @@ function nonNegativeInteger(value: string): number {
 
 const program = new Command('magid').description('the magi daemon').version(DAEMON.version);
 
-program
-  .command('serve')
-  .description('run the daemon in the foreground')
-  .option('--socket <path>', 'the Unix socket to listen on')
-  .option('--home <dir>', 'the daemon home (default ~/.magi)')
+/** The options `serve` and `stdio` share: the home, the provider and the log level. */
+function daemonOptions(command: Command): Command {
+  return command
+    .option('--home <dir>', 'the daemon home (default ~/.magi)')
+    .option('--provider-base-url <url>', 'an OpenAI-compatible Chat Completions base URL')
+    .option('--model <name>', 'the model to ask')
+    .option('--log-level <level>', 'pino log level', 'info');
+}
+
+daemonOptions(
+  program
+    .command('serve')
+    .description('run the daemon in the foreground')
+    .option('--socket <path>', 'the Unix socket to listen on'),
+)
   .option(
     '--idle-timeout-ms <ms>',
     'stop after this long with no connection and no work (0: never)',
     nonNegativeInteger,
   )
-  .option('--provider-base-url <url>', 'an OpenAI-compatible Chat Completions base URL')
-  .option('--model <name>', 'the model to ask')
   .option('--debug-http', 'serve read-only debug routes over plain HTTP on the same socket')
-  .option('--log-level <level>', 'pino log level', 'info')
   .action(async (flags) => {
     process.exit(await serve(serveSettings(flags)));
   });
+
+daemonOptions(
+  program.command('stdio').description('serve one client, the parent process, over stdin and stdout'),
+).action(async (flags) => {
+  process.exit(await stdio(stdioSettings(flags)));
+});
 
 for (const [name, description, run] of [
   ['status', 'show the running daemon status', status],

@@ -1,10 +1,10 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import pino from 'pino';
 import { ConfigError } from '../config/config-file.js';
 import type { ServeSettings } from '../config/settings.js';
 import { EndpointError } from '../core/endpoint/endpoint-error.js';
-import { LifetimeLock, LockHeldError } from '../core/endpoint/lifetime-lock.js';
+import { acquireLock, lockHome, OWNERSHIP_CHECK_MS } from '../core/endpoint/home-lock.js';
+import type { LifetimeLock } from '../core/endpoint/lifetime-lock.js';
 import { nativeAddon } from '../core/endpoint/native.js';
 import {
   checkSocketPath,
@@ -18,9 +18,6 @@ import {
 } from '../core/endpoint/socket-path.js';
 import { buildApp } from '../plugins/app.js';
 
-/** How often the daemon checks that its lock file and socket are still its own. */
-const OWNERSHIP_CHECK_MS = 2_000;
-
 /**
  * `magid serve`: takes the home's lifetime lock and the socket name's lock, listens on a private
  * name and renames it into place, prints the ready line, and on SIGTERM/SIGINT or idle drains and
@@ -32,10 +29,9 @@ export async function serve(settings: ServeSettings): Promise<number> {
   const locks: LifetimeLock[] = [];
   try {
     checkSocketPath(settings.socket);
-    mkdirSync(settings.home, { recursive: true, mode: 0o700 });
-    locks.push(acquire(join(settings.home, 'magid.lock'), 'home_in_use'));
+    locks.push(lockHome(settings.home));
     prepareSocketDirectory(dirname(settings.socket));
-    locks.push(acquire(`${settings.socket}.lock`, 'socket_path_in_use'));
+    locks.push(acquireLock(`${settings.socket}.lock`, 'socket_path_in_use'));
     removeStalePrivateSockets(settings.socket);
   } catch (error) {
     for (const lock of locks) lock.release();
@@ -113,13 +109,4 @@ export async function serve(settings: ServeSettings): Promise<number> {
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop(signal, 0, true));
   return exited;
-}
-
-/** Takes a lifetime lock, naming what it protects when another daemon holds it. */
-function acquire(path: string, held: 'home_in_use' | 'socket_path_in_use'): LifetimeLock {
-  try {
-    return LifetimeLock.acquire(path);
-  } catch (error) {
-    throw error instanceof LockHeldError ? new EndpointError(held) : error;
-  }
 }

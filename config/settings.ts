@@ -42,6 +42,16 @@ export function serveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv = proces
   };
 }
 
+export type StdioFlags = Pick<ServeFlags, 'home' | 'providerBaseUrl' | 'model' | 'logLevel'>;
+
+export type StdioSettings = Pick<ServeSettings, 'home' | 'provider' | 'logLevel'>;
+
+/** `magid stdio` takes the home, provider and log level exactly as `serve` does. */
+export function stdioSettings(flags: StdioFlags, env: NodeJS.ProcessEnv = process.env): StdioSettings {
+  const { home, provider, logLevel } = serveSettings(flags, env);
+  return { home, provider, logLevel };
+}
+
 /** Where `magid status` and `magid stop` look for the daemon when no socket is named. */
 export function clientSocket(
   flags: { socket?: string; home?: string },

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DAEMON } from '../config/daemon.js';
 import { KNOWN_CAPABILITIES, RETIRED_CAPABILITIES } from '../core/capabilities/describe.js';
+import { APPLICATION_RESOURCES } from '../core/connections/connection.js';
 import { WireError } from '../core/errors.js';
 import { SERVICE_LIMITS, WIRE_LIMITS } from '../core/limits.js';
 
@@ -45,6 +46,9 @@ const initialize: FastifyPluginAsyncTypebox = async (fastify) => {
       if (wire !== 2) throw new WireError('unsupported_wire_version');
       if (requested.some((token) => RETIRED_CAPABILITIES.includes(token))) {
         throw new WireError('unsupported_capability', 'a retired capability was requested');
+      }
+      if (!connection.offersProfile && requested.includes(APPLICATION_RESOURCES)) {
+        throw new WireError('unsupported_capability', 'the profile is offered only on the Unix socket');
       }
       const negotiated = KNOWN_CAPABILITIES.filter((token) => requested.includes(token));
       connection.initialized = true;

@@ -3,6 +3,11 @@ import type { Outbound } from './outbound.js';
 
 export const APPLICATION_RESOURCES = 'application_resources_v1';
 
+export interface ConnectionOptions {
+  /** Whether `application_resources_v1` may be negotiated: on the Unix socket, not on stdio. */
+  offersProfile?: boolean;
+}
+
 /**
  * One client connection, framework-free: its identity, what it negotiated, its in-flight request ids
  * and its outbound frames. Features attach what they need through `onClose`.
@@ -10,14 +15,16 @@ export const APPLICATION_RESOURCES = 'application_resources_v1';
 export class Connection {
   readonly id = newId('conn');
   readonly outbound: Outbound;
+  readonly offersProfile: boolean;
   initialized = false;
   negotiated: readonly string[] = [];
   readonly inFlight = new Set<string>();
   #closed = false;
   readonly #closeListeners: Array<(connection: Connection) => void> = [];
 
-  constructor(outbound: Outbound) {
+  constructor(outbound: Outbound, options: ConnectionOptions = {}) {
     this.outbound = outbound;
+    this.offersProfile = options.offersProfile ?? true;
   }
 
   get profileSelected(): boolean {

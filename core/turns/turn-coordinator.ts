@@ -182,6 +182,12 @@ export class TurnCoordinator {
     return true;
   }
 
+  /** The client went away for good (stdio's end of input): every active turn ends `cancelled`, recorded. */
+  async cancelAll(): Promise<void> {
+    for (const turn of this.#active.values()) turn.end(new TurnEnding('cancelled'));
+    await Promise.allSettled([...this.#workers]);
+  }
+
   /**
    * `turn.application_tool_result` from the executor's connection: acknowledged once the result is
    * durable, and only then handed to the turn, so the provider never continues from a result a crash

@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { CapabilityCatalog } from '../../core/capabilities/describe.js';
@@ -19,14 +20,31 @@ export interface FrameChannel {
   close(): void;
 }
 
+/** The byte streams one connection is served over. */
+export interface Transport {
+  /** The client's request bytes. */
+  input: Readable;
+  /**
+   * Where the connection's frames go: the same stream as `input` for a socket. The connection lives as
+   * long as its output; an input that ends alone (stdin at EOF) is its owner's to handle.
+   */
+  output: Writable;
+  /** Whether `application_resources_v1` may be negotiated on it: on the Unix socket, not on stdio. */
+  offersProfile: boolean;
+}
+
 export interface Framing {
   /** Serves NDJSON on an accepted socket whose peer was already checked. */
   accept(socket: Socket): Connection;
+  /** Serves NDJSON over any transport (stdin and stdout for `magid stdio`) through the same pipeline. */
+  serve(transport: Transport): Connection;
   /** Opens a connection whose frames go to `sink` and whose bytes the caller feeds. */
   open(sink: FrameSink): FrameChannel;
   readonly connections: ReadonlySet<Connection>;
   /** Requests routed and not yet answered, across all connections. */
   readonly inFlight: number;
+  /** Settles once no request is in flight (at once when none is). */
+  settled(): Promise<void>;
   /** Wire methods by name, as their routes declared them. */
   readonly methods: ReadonlyMap<string, WireRouteOptions>;
   /** Events by name, with whether only profile connections receive them. */
@@ -70,7 +88,12 @@ const framing: FastifyPluginAsync = async (fastify) => {
   const answered = new WeakMap<Connection, () => void>();
   let inFlight = 0;
   let draining = false;
-  let drained: (() => void) | null = null;
+  const settledWaiters: Array<() => void> = [];
+
+  function settled(): Promise<void> {
+    if (inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => settledWaiters.push(resolve));
+  }
 
   fastify.addHook('onRoute', (route) => {
     const wire = route.config?.wire;
@@ -151,7 +174,7 @@ const framing: FastifyPluginAsync = async (fastify) => {
       inFlight--;
       connection.send(encodeResponse(envelope.id, statusCode, body));
       answered.get(connection)?.();
-      if (draining && inFlight === 0) drained?.();
+      if (inFlight === 0) for (const resolve of settledWaiters.splice(0)) resolve();
     });
     fastify.routing(new FrameRequest(envelope, connection) as never, response as never);
   }
@@ -169,37 +192,49 @@ const framing: FastifyPluginAsync = async (fastify) => {
 
   function feed(connection: Connection, splitter: LineSplitter, bytes: Buffer): void {
     for (const line of splitter.push(bytes)) {
+      // A request read after its connection closed would run with nobody to answer.
+      if (connection.closed) return;
       handleLine(connection, line.kind === 'line' ? line.bytes : null);
     }
   }
 
-  const accept = (socket: Socket): Connection => {
-    const outbound = new Outbound(socket, BOUNDS);
-    const connection = new Connection(outbound);
+  const serve = ({ input, output, offersProfile }: Transport): Connection => {
+    const outbound = new Outbound(output, BOUNDS);
+    const connection = new Connection(outbound, { offersProfile });
     const splitter = new LineSplitter(WIRE_LIMITS.frame_bytes);
     const readPaused = () =>
       outbound.congested || connection.inFlight.size >= SERVICE_LIMITS.in_flight_per_connection;
     const resumeIfPossible = () => {
-      if (socket.isPaused() && !readPaused()) socket.resume();
+      if (input.isPaused() && !readPaused()) input.resume();
     };
-    outbound.onCongestion = (congested) => (congested ? socket.pause() : resumeIfPossible());
-    socket.on('data', (bytes: Buffer) => {
+    outbound.onCongestion = (congested) => (congested ? input.pause() : resumeIfPossible());
+    input.on('data', (bytes: Buffer) => {
       feed(connection, splitter, bytes);
-      if (readPaused()) socket.pause();
+      if (readPaused()) input.pause();
     });
-    socket.on('drain', () => {
+    output.on('drain', () => {
       outbound.drained();
       resumeIfPossible();
     });
-    socket.on('error', () => {});
-    socket.on('close', () => connection.markClosed());
-    // Ending flushes what is queued (the answers of a drain) before the socket goes.
-    connection.onClose(() => socket.end(() => socket.destroy()));
+    input.on('error', () => {});
+    // A failed output takes no further frame: process.stdout even outlives its own destroy.
+    output.on('error', () => connection.markClosed());
+    output.on('close', () => connection.markClosed());
+    // Ending flushes what is queued (the answers of a drain) before the streams go.
+    connection.onClose(() =>
+      output.end(() => {
+        output.destroy();
+        input.destroy();
+      }),
+    );
     answered.set(connection, resumeIfPossible);
     register(connection);
-    socket.resume();
+    input.resume();
     return connection;
   };
+
+  const accept = (socket: Socket): Connection =>
+    serve({ input: socket, output: socket, offersProfile: true });
 
   const open = (sink: FrameSink): FrameChannel => {
     const connection = new Connection(new Outbound(sink, BOUNDS));
@@ -215,11 +250,13 @@ const framing: FastifyPluginAsync = async (fastify) => {
   fastify.decorate('capabilityCatalog', new CapabilityCatalog({ methods, events }));
   fastify.decorate('framing', {
     accept,
+    serve,
     open,
     connections,
     get inFlight() {
       return inFlight;
     },
+    settled,
     methods,
     events,
     declareEvent: (name: string, eventOptions?: { profile?: boolean }) => {
@@ -239,7 +276,7 @@ const framing: FastifyPluginAsync = async (fastify) => {
   fastify.addHook('preClose', async () => {
     draining = true;
     for (const listener of drainingListeners) listener();
-    if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
+    await settled();
     for (const connection of connections) connection.markClosed();
   });
 };

@@ -1,0 +1,99 @@
+import type { Readable, Writable } from 'node:stream';
+import pino from 'pino';
+import { ConfigError } from '../config/config-file.js';
+import type { StdioSettings } from '../config/settings.js';
+import { EndpointError } from '../core/endpoint/endpoint-error.js';
+import { lockHome, OWNERSHIP_CHECK_MS } from '../core/endpoint/home-lock.js';
+import type { LifetimeLock } from '../core/endpoint/lifetime-lock.js';
+import { nativeAddon } from '../core/endpoint/native.js';
+import { buildApp } from '../plugins/app.js';
+
+export interface StdioStreams {
+  input: Readable;
+  output: Writable;
+}
+
+const PROCESS_STREAMS: StdioStreams = { input: process.stdin, output: process.stdout };
+
+/**
+ * `magid stdio`: the daemon of one client, its parent process, which owns the pipes. Stdin and stdout
+ * are one implicit connection served by the same framing as the socket, without the profile; stdout
+ * carries frames only and logs go to stderr. The home's lock is taken as `serve` takes it. The end of
+ * stdin, or an output that fails, ends the client: requests already read are answered, running turns
+ * are cancelled and their terminals recorded, the daemon closes, and the process exits 0 once every
+ * frame written was flushed (or the output failed). SIGTERM and SIGINT stop it as they stop `serve`.
+ */
+export async function stdio(
+  settings: StdioSettings,
+  streams: StdioStreams = PROCESS_STREAMS,
+): Promise<number> {
+  const log = pino({ level: settings.logLevel, base: { pid: process.pid } }, pino.destination(2));
+  process.umask(0o077);
+  let lock: LifetimeLock;
+  try {
+    lock = lockHome(settings.home);
+  } catch (error) {
+    if (error instanceof EndpointError) {
+      process.stderr.write(`magid: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    app = await buildApp({ home: settings.home, provider: settings.provider, logger: log });
+    await app.ready();
+  } catch (error) {
+    lock.release();
+    if (error instanceof ConfigError) {
+      process.stderr.write(`magid: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+
+  const outputClosed = new Promise<void>((resolve) => streams.output.once('close', () => resolve()));
+  let stopping = false;
+  let exit: (code: number) => void = () => {};
+  const exited = new Promise<number>((resolve) => (exit = resolve));
+  const onSignal = (signal: NodeJS.Signals) => stop(signal, 0, false);
+
+  const stop = (reason: string, code: number, clientGone: boolean): void => {
+    if (stopping) return;
+    stopping = true;
+    void (async () => {
+      log.info({ reason }, 'stopping');
+      clearInterval(watch);
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) process.off(signal, onSignal);
+      if (clientGone) {
+        // A turn started by a request read before the end is running by the time its answer is written.
+        await app.framing.settled();
+        await app.turns.cancelAll();
+      }
+      await app.close();
+      await outputClosed;
+      lock.release();
+      log.info('stopped');
+      // A capture thread still blocked on the filesystem would keep process.exit() waiting forever.
+      if (app.capture.abandoned) {
+        log.flush();
+        nativeAddon().exitNow(code);
+      }
+      exit(code);
+    })();
+  };
+
+  const watch = setInterval(() => {
+    if (!lock.isStillOurs()) stop('ownership lost', 2, false);
+  }, OWNERSHIP_CHECK_MS);
+  watch.unref();
+
+  const connection = app.framing.serve({ ...streams, offersProfile: false });
+  connection.onClose(() => stop('output closed', 0, true));
+  streams.input.once('end', () => stop('end of input', 0, true));
+  streams.input.once('error', () => stop('input failed', 0, true));
+  log.info({ instance_id: app.instanceId }, 'serving stdio');
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, onSignal);
+  return exited;
+}
