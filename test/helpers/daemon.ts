@@ -1,12 +1,14 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { connectSocket, WireClient } from '../../core/client/wire-client.js';
 import { type AppOptions, buildApp } from '../../plugins/app.js';
 import { type FakeClock, fakeClock } from './fake-clock.js';
 
-export type Transport = 'in-process' | 'socket';
+/** `stdio` is the framing of `magid stdio`: separate input and output streams, without the profile. */
+export type Transport = 'in-process' | 'socket' | 'stdio';
 
 /** Every wire test runs once per transport: the same frames in process and over a real socket. */
 export const TRANSPORTS: readonly Transport[] = ['in-process', 'socket'];
@@ -19,7 +21,7 @@ export interface TestDaemon {
   workspace: string;
   /** A new raw connection (not initialized). */
   open(transport: Transport): Promise<WireClient>;
-  /** A new connection, initialized with the profile unless told otherwise. */
+  /** A new connection, initialized with the profile unless told otherwise (never on stdio). */
   connect(transport: Transport, capabilities?: string[]): Promise<WireClient>;
   socketPath(): Promise<string>;
 }
@@ -66,6 +68,14 @@ export async function startDaemon(t: Tap, options: TestDaemonOptions = {}): Prom
     let client: WireClient;
     if (transport === 'socket') {
       client = (await connectSocket(await socketPath())).client;
+    } else if (transport === 'stdio') {
+      const input = new PassThrough();
+      const output = new PassThrough();
+      const stdioClient = new WireClient({ write: (line) => input.write(line), end: () => input.end() });
+      output.on('data', (bytes: Buffer) => stdioClient.receive(bytes));
+      output.on('close', () => stdioClient.closedByPeer());
+      app.framing.serve({ input, output, offersProfile: false });
+      client = stdioClient;
     } else {
       let channel: ReturnType<FastifyInstance['framing']['open']> | undefined;
       client = new WireClient({
@@ -91,7 +101,7 @@ export async function startDaemon(t: Tap, options: TestDaemonOptions = {}): Prom
     home,
     workspace,
     open,
-    connect: async (transport, capabilities = ['application_resources_v1']) => {
+    connect: async (transport, capabilities = transport === 'stdio' ? [] : ['application_resources_v1']) => {
       const client = await open(transport);
       await client.initialize(capabilities);
       return client;

@@ -4,7 +4,7 @@ import { SERVICE_LIMITS } from '../../core/limits.js';
 import { startDaemon, TRANSPORTS } from '../helpers/daemon.js';
 import { heldRoute } from '../helpers/held-route.js';
 
-for (const transport of TRANSPORTS) {
+for (const transport of [...TRANSPORTS, 'stdio'] as const) {
   t.test(`framing (${transport})`, async (t) => {
     const held = heldRoute();
     const daemon = await startDaemon(t, { setup: held.setup });

@@ -91,3 +91,40 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
+
+t.test('on stdio the profile is never negotiated', async (t) => {
+  const daemon = await startDaemon(t);
+
+  t.test('requesting it refuses the whole initialize and leaves the connection uninitialized', async (t) => {
+    const client = await daemon.open('stdio');
+    const refused = await client.request('initialize', {
+      wire: 2,
+      client: { name: 'c', version: '1' },
+      requested_capabilities: ['something_unknown', 'application_resources_v1'],
+    });
+    t.same(refused.error, {
+      code: 'unsupported_capability',
+      message: 'the profile is offered only on the Unix socket',
+    });
+    t.equal((await client.request('status')).error?.code, 'not_initialized');
+    const result = await client.initialize(['something_unknown']);
+    t.same(result.negotiated_capabilities, [], 'a later ordinary initialize succeeds');
+    t.notOk('application_callbacks' in (result.capabilities as object), 'no profile is advertised');
+    t.equal(
+      (await client.request('session.resources.list')).error?.code,
+      'unknown_method',
+      'profile methods do not exist on it',
+    );
+  });
+
+  t.test('a retired token is refused there too', async (t) => {
+    const client = await daemon.open('stdio');
+    const refused = await client.request('initialize', {
+      wire: 2,
+      client: { name: 'c', version: '1' },
+      requested_capabilities: ['application_callbacks_session_v1'],
+    });
+    t.equal(refused.error?.code, 'unsupported_capability');
+    t.equal((await client.request('status')).error?.code, 'not_initialized');
+  });
+});
