@@ -1,8 +1,8 @@
 import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { connectSocket } from '../../core/client/wire-client.js';
-import { runMagid, shortTempDir, startDaemon } from './spawn-daemon.js';
+import { type MagidProcess, runMagid, shortTempDir, startDaemon, startStdio } from './spawn-daemon.js';
 
 const LOCK_HELD = 'magid: another magid already serves this home\n';
 
@@ -15,6 +15,13 @@ async function answersStatus(socket: string, instanceId: string): Promise<boolea
   } finally {
     client.close();
   }
+}
+
+/** A second daemon that found the home taken: exit 1, the lock message on stderr, nothing on stdout. */
+async function refusedForHome(t: Test, magid: MagidProcess): Promise<void> {
+  t.strictSame(await magid.waitExit(), { code: 1, signal: null }, 'exits 1');
+  t.equal(magid.stdout, '', 'nothing on stdout');
+  t.ok(magid.stderr.endsWith(LOCK_HELD), 'the lock message is on stderr');
 }
 
 t.test('one daemon per home and per socket path', async (t) => {
@@ -54,6 +61,31 @@ t.test('one daemon per home and per socket path', async (t) => {
   t.test('the first daemon was never disturbed', async (t) => {
     t.ok(first.magid.running);
     first.magid.child.kill('SIGTERM');
+    t.strictSame(await first.magid.waitExit(), { code: 0, signal: null });
+  });
+});
+
+t.test('serve and stdio share the home lock', async (t) => {
+  const root = shortTempDir(t);
+  const home = join(root, 'home');
+
+  t.test('a stdio on the home a serve holds is refused', async (t) => {
+    const served = await startDaemon(t, { socket: join(root, 'a', 'd.sock'), home });
+    await refusedForHome(t, runMagid(t, ['stdio', '--home', home], {}, 'pipe'));
+    t.ok(await answersStatus(served.ready.socket, served.ready.instance_id), 'the serve still answers');
+    served.magid.child.kill('SIGTERM');
+    t.strictSame(await served.magid.waitExit(), { code: 0, signal: null });
+  });
+
+  t.test('a serve or a second stdio on the home a stdio holds is refused', async (t) => {
+    const first = await startStdio(t, { home });
+    await first.client.initialize([]);
+    const otherSocket = join(root, 'b', 'd.sock');
+    await refusedForHome(t, runMagid(t, ['serve', '--socket', otherSocket, '--home', home]));
+    t.notOk(existsSync(otherSocket), 'the refused serve published no socket');
+    await refusedForHome(t, runMagid(t, ['stdio', '--home', home], {}, 'pipe'));
+    t.equal((await first.client.call('status')).active_turns, 0, 'the first still answers');
+    first.client.close();
     t.strictSame(await first.magid.waitExit(), { code: 0, signal: null });
   });
 });

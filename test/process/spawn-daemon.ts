@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { WireClient } from '../../core/client/wire-client.js';
 
 /** The project root: `bin/magid.ts` runs from here. */
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -136,13 +137,18 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 
 /**
  * Runs `magid <args>` from the TypeScript sources as a direct child (its pid is the daemon's pid);
- * a process still running when the test ends is killed.
+ * a process still running when the test ends is killed. Its stdin is a pipe only when asked for.
  */
-export function runMagid(t: Tap, args: readonly string[], env: NodeJS.ProcessEnv = {}): MagidProcess {
+export function runMagid(
+  t: Tap,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  stdin: 'ignore' | 'pipe' = 'ignore',
+): MagidProcess {
   const child = spawn('/usr/bin/env', [...WITHOUT_TEST_HOOKS, '--import', 'tsx', 'bin/magid.ts', ...args], {
     cwd: PROJECT_ROOT,
     env: { ...childEnv(), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin, 'pipe', 'pipe'],
   });
   const magid = new MagidProcess(child);
   t.teardown(async () => {
@@ -175,6 +181,31 @@ export async function startDaemon(
   return { magid, ready };
 }
 
+export interface StdioDaemon {
+  magid: MagidProcess;
+  /** Writes to the daemon's stdin and reads its stdout; `close()` ends its stdin. */
+  client: WireClient;
+}
+
+/**
+ * `magid stdio --home <home> ...args`, with a wire client on its stdin and stdout, once it logged that
+ * it serves (stdio has no ready line: stdout carries frames only).
+ */
+export async function startStdio(
+  t: Tap,
+  options: { home: string; args?: readonly string[] },
+): Promise<StdioDaemon> {
+  const magid = runMagid(t, ['stdio', '--home', options.home, ...(options.args ?? [])], {}, 'pipe');
+  const { stdin, stdout } = magid.child;
+  // A write racing the daemon's exit fails with EPIPE; the test then sees the exit itself.
+  stdin!.on('error', () => {});
+  const client = new WireClient({ write: (line) => stdin!.write(line), end: () => stdin!.end() });
+  stdout!.on('data', (text: string) => client.receive(text));
+  stdout!.on('close', () => client.closedByPeer());
+  await logged(magid, 'serving stdio');
+  return { magid, client };
+}
+
 /** The stderr lines that are JSON objects (pino's), parsed. */
 export function logLines(stderr: string): Array<Record<string, unknown>> {
   const lines: Array<Record<string, unknown>> = [];
@@ -187,4 +218,19 @@ export function logLines(stderr: string): Array<Record<string, unknown>> {
     }
   }
   return lines;
+}
+
+/** Waits (in real time, bounded) until the daemon's stderr carries the log line `message`. */
+export async function logged(
+  magid: MagidProcess,
+  message: string,
+  timeoutMs = READY_TIMEOUT_MS,
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const line = logLines(magid.stderr).find((entry) => entry.msg === message);
+    if (line) return line;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for the log line "${message}"`);
+    await sleep(20);
+  }
 }
