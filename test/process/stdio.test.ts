@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { ResponseFrame, WireClient } from '../../core/client/wire-client.js';
@@ -7,8 +7,8 @@ import { stream } from '../helpers/provider-streams.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
 import { logged, logLines, shortTempDir, startStdio } from './spawn-daemon.js';
 
-// Each test starts two daemons from the TypeScript sources, each in a few seconds.
-t.setTimeout(120_000);
+// Eight daemons start from the TypeScript sources, each in a few seconds.
+t.setTimeout(240_000);
 
 /** Bound of every wait on a daemon or the provider; generous, since the machine may be busy. */
 const WAIT_MS = 20_000;
@@ -150,4 +150,32 @@ t.test('every answer is flushed to a slow reader before the process exits', asyn
   const answers = await Promise.all(ids.map((id) => client.response(id, WAIT_MS)));
   t.equal(answers.filter((answer) => answer.ok).length, pipelined, 'every request was answered');
   t.strictSame(await magid.waitExit(WAIT_MS), { code: 0, signal: null });
+});
+
+t.test('SIGTERM stops it as it stops serve: the running turn fails interrupted, exit 0', async (t) => {
+  const { home, workspace } = directories(t);
+  const provider = await ScriptedProvider.start(t);
+  const { magid, client } = await startStdio(t, { home, args: providerArgs(provider) });
+  await client.initialize([]);
+  const { session, turnId } = await runningTurn(t, client, provider, workspace);
+
+  magid.child.kill('SIGTERM');
+  t.strictSame(await magid.waitExit(WAIT_MS), { code: 0, signal: null }, 'exits 0');
+  t.ok(logLines(magid.stderr).some((line) => line.msg === 'stopping' && line.reason === 'SIGTERM'));
+  const records = await historyAfterRestart(t, home, session);
+  t.match(records.at(-1), {
+    kind: 'turn.terminal',
+    data: { turn_id: turnId, status: 'failed', error: { code: 'interrupted' } },
+  });
+});
+
+t.test('a stdio daemon whose home lock file is replaced stops with status 2', async (t) => {
+  const { home } = directories(t);
+  const { magid, client } = await startStdio(t, { home });
+  await client.initialize([]);
+  const lock = join(home, 'magid.lock');
+  rmSync(lock);
+  writeFileSync(lock, '');
+  t.strictSame(await magid.waitExit(WAIT_MS), { code: 2, signal: null });
+  t.ok(logLines(magid.stderr).some((line) => line.msg === 'stopping' && line.reason === 'ownership lost'));
 });
