@@ -49,12 +49,16 @@ t.test('a connection lives as long as its output, not its input', async (t) => {
   await client.initialize([]);
   const answer = client.request('test.hold');
   await held.started;
+  let settled = false;
+  const settling = daemon.app.framing.settled().then(() => (settled = true));
   client.close();
   await new Promise((resolve) => setImmediate(resolve));
   t.equal(served.connection.closed, false, 'the end of the input does not close the connection');
+  t.equal(settled, false, 'settled() waits for the request in flight');
   held.release();
   t.same((await answer).result, { held: true }, 'a request read before the end is still answered');
-  t.equal(daemon.app.framing.inFlight, 0);
+  await settling;
+  t.equal(daemon.app.framing.inFlight, 0, 'settled() resolves once nothing is in flight');
 });
 
 t.test('the frames of one tick leave in one write, each frame whole', async (t) => {
