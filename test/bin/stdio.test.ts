@@ -1,0 +1,67 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import t, { type Test } from 'tap';
+import { type StdioStreams, stdio } from '../../bin/stdio.js';
+import { WireClient } from '../../core/client/wire-client.js';
+import { lockHome } from '../../core/endpoint/home-lock.js';
+
+const NO_PROVIDER = { baseUrl: null, model: null, apiKey: null };
+
+/** A fresh home, its streams, and a client writing to the input and reading every frame of the output. */
+function harness(t: Test) {
+  const root = mkdtempSync(join(tmpdir(), 'magid-stdio-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const home = join(root, 'home');
+  const streams: StdioStreams = { input: new PassThrough(), output: new PassThrough() };
+  const input = streams.input as PassThrough;
+  const client = new WireClient({ write: (line) => input.write(line), end: () => input.end() });
+  streams.output.on('data', (bytes: Buffer) => client.receive(bytes));
+  const run = () => stdio({ home, provider: NO_PROVIDER, logLevel: 'silent' }, streams);
+  return { home, input, output: streams.output, client, run };
+}
+
+/** True when the home's lock can be taken, which it then releases. */
+function homeIsFree(home: string): boolean {
+  lockHome(home).release();
+  return true;
+}
+
+t.test('at the end of its input it answers what it read, ends its output and returns 0', async (t) => {
+  const { home, output, client, run } = harness(t);
+  const exited = run();
+  await client.initialize([]);
+  const status = client.request('status');
+  client.close();
+  t.equal((await status).ok, true, 'a request read before the end is answered');
+  t.equal(await exited, 0);
+  t.ok(output.writableFinished, 'its output was ended and flushed first');
+  t.ok(homeIsFree(home), 'the home lock is released');
+});
+
+t.test('an input that fails ends the client as its end does', async (t) => {
+  const { home, input, client, run } = harness(t);
+  const exited = run();
+  await client.initialize([]);
+  input.destroy(Object.assign(new Error('read EIO'), { code: 'EIO' }));
+  t.equal(await exited, 0);
+  t.ok(homeIsFree(home));
+});
+
+t.test('a home another daemon holds returns 1 and writes nothing', async (t) => {
+  const { home, client, run } = harness(t);
+  const held = lockHome(home);
+  t.teardown(() => held.release());
+  t.equal(await run(), 1);
+  t.same(client.received, [], 'nothing reached the output');
+});
+
+t.test('a config file it cannot read returns 1 and releases the home', async (t) => {
+  const { home, client, run } = harness(t);
+  mkdirSync(home, { recursive: true });
+  writeFileSync(join(home, 'config.json'), '{');
+  t.equal(await run(), 1);
+  t.same(client.received, []);
+  t.ok(homeIsFree(home));
+});
