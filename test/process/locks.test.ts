@@ -4,6 +4,9 @@ import t, { type Test } from 'tap';
 import { connectSocket } from '../../core/client/wire-client.js';
 import { type MagidProcess, runMagid, shortTempDir, startDaemon, startStdio } from './spawn-daemon.js';
 
+// Eight daemons start from the TypeScript sources, each in a few seconds: more than the default file timeout.
+t.setTimeout(180_000);
+
 const LOCK_HELD = 'magid: another magid already serves this home\n';
 
 async function answersStatus(socket: string, instanceId: string): Promise<boolean> {
@@ -19,7 +22,7 @@ async function answersStatus(socket: string, instanceId: string): Promise<boolea
 
 /** A second daemon that found the home taken: exit 1, the lock message on stderr, nothing on stdout. */
 async function refusedForHome(t: Test, magid: MagidProcess): Promise<void> {
-  t.strictSame(await magid.waitExit(), { code: 1, signal: null }, 'exits 1');
+  t.strictSame(await magid.waitExit(20_000), { code: 1, signal: null }, 'exits 1');
   t.equal(magid.stdout, '', 'nothing on stdout');
   t.ok(magid.stderr.endsWith(LOCK_HELD), 'the lock message is on stderr');
 }
