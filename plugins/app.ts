@@ -22,6 +22,9 @@ import { ERROR_MESSAGES, isWireError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { SERVICE_LIMITS } from '../core/limits.js';
 import type { NameCatalog } from '../core/resources/names.js';
+import authLogin from '../routes/auth.login.js';
+import authLogout from '../routes/auth.logout.js';
+import authStatus from '../routes/auth.status.js';
 import capabilities from '../routes/capabilities.js';
 import executorConfirm from '../routes/executor.confirm.js';
 import executorCreate from '../routes/executor.create.js';
@@ -46,7 +49,9 @@ import turnApplicationEvidence from '../routes/turn.application_evidence.js';
 import turnApplicationToolResult from '../routes/turn.application_tool_result.js';
 import turnStart from '../routes/turn.start.js';
 import turnStop from '../routes/turn.stop.js';
+import auth from './auth.js';
 import capture from './capture.js';
+import configuration from './configuration.js';
 import control from './control.js';
 import debugHttp from './debug-http.js';
 import evidence from './evidence.js';
@@ -150,8 +155,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   await app.register(framing);
+  const providerSettings = options.provider ?? NO_PROVIDER;
+  await app.register(configuration);
+  await app.register(auth, { home: options.home, environmentKey: providerSettings.apiKey });
   await app.register(provider, {
-    settings: options.provider ?? NO_PROVIDER,
+    settings: providerSettings,
     config: config.provider,
     clock,
     tuning: options.providerTuning,
@@ -205,6 +213,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     turnStop,
     turnApplicationToolResult,
     turnApplicationEvidence,
+    authStatus,
+    authLogin,
+    authLogout,
   ]) {
     await app.register(route);
   }

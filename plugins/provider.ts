@@ -9,7 +9,7 @@ export interface ProviderSettings {
   /** Base URL of an OpenAI-compatible Chat Completions API, e.g. `http://127.0.0.1:8080/v1`. */
   baseUrl: string | null;
   model: string | null;
-  /** Read from the environment; never logged, echoed or stored. */
+  /** Read from the environment, where it wins over a stored key; never logged, echoed or stored. */
   apiKey: string | null;
 }
 
@@ -56,7 +56,8 @@ const provider: FastifyPluginAsync<ProviderPluginOptions> = async (
       : new OpenAiChatProvider({
           baseUrl,
           model,
-          apiKey: settings.apiKey,
+          // Read at every round: a login or logout applies to the next round without a restart.
+          apiKey: () => fastify.credentials.apiKey(),
           headers: config.headers,
           streamUsage: config.stream_usage,
           assistantToolCallContent: config.assistant_tool_call_content,
@@ -75,4 +76,4 @@ const provider: FastifyPluginAsync<ProviderPluginOptions> = async (
   );
 };
 
-export default fp(provider, { name: 'provider', fastify: '5.x' });
+export default fp(provider, { name: 'provider', fastify: '5.x', dependencies: ['auth'] });
