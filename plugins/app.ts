@@ -26,6 +26,8 @@ import authLogin from '../routes/auth.login.js';
 import authLogout from '../routes/auth.logout.js';
 import authStatus from '../routes/auth.status.js';
 import capabilities from '../routes/capabilities.js';
+import catalogList from '../routes/catalog.list.js';
+import catalogRefresh from '../routes/catalog.refresh.js';
 import executorConfirm from '../routes/executor.confirm.js';
 import executorCreate from '../routes/executor.create.js';
 import executorRelease from '../routes/executor.release.js';
@@ -44,6 +46,8 @@ import sessionResourcesClear from '../routes/session.resources.clear.js';
 import sessionResourcesList from '../routes/session.resources.list.js';
 import sessionResourcesRegister from '../routes/session.resources.register.js';
 import sessionResourcesUnregister from '../routes/session.resources.unregister.js';
+import settingsGet from '../routes/settings.get.js';
+import settingsUpdate from '../routes/settings.update.js';
 import status from '../routes/status.js';
 import turnApplicationEvidence from '../routes/turn.application_evidence.js';
 import turnApplicationToolResult from '../routes/turn.application_tool_result.js';
@@ -156,7 +160,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(framing);
   const providerSettings = options.provider ?? NO_PROVIDER;
-  await app.register(configuration);
+  await app.register(configuration, {
+    home: options.home,
+    clock,
+    defaultModel: providerSettings.model,
+  });
   await app.register(auth, { home: options.home, environmentKey: providerSettings.apiKey });
   await app.register(provider, {
     settings: providerSettings,
@@ -216,6 +224,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     authStatus,
     authLogin,
     authLogout,
+    catalogList,
+    catalogRefresh,
+    settingsGet,
+    settingsUpdate,
   ]) {
     await app.register(route);
   }

@@ -7,7 +7,8 @@ import {
   chatRequestHeaders,
 } from '../../../core/provider/chat-request.js';
 
-const OPTIONS: ChatRequestOptions = { model: 'm', streamUsage: true, assistantToolCallContent: 'empty' };
+const MODEL = 'm';
+const OPTIONS: ChatRequestOptions = { streamUsage: true, assistantToolCallContent: 'empty' };
 const WEATHER_SCHEMA = {
   type: 'object',
   properties: { location: { type: 'string' } },
@@ -16,6 +17,7 @@ const WEATHER_SCHEMA = {
 
 function request(overrides: Partial<ProviderRequest> = {}): ProviderRequest {
   return {
+    selection: { model: MODEL, reasoningEffort: null, fast: false },
     system: null,
     messages: [{ role: 'user', content: 'Hi' }],
     tools: [],
