@@ -35,6 +35,17 @@ t.test('a plain first round', async (t) => {
   });
 });
 
+t.test("the turn's model, reasoning effort and fast mode; unset ones are left out", async (t) => {
+  const body = chatRequestBody(
+    request({ selection: { model: 'chosen', reasoningEffort: 'high', fast: true } }),
+    OPTIONS,
+  );
+  t.match(body, { model: 'chosen', reasoning_effort: 'high', service_tier: 'priority' });
+  const plain = chatRequestBody(request(), OPTIONS);
+  t.notOk('reasoning_effort' in plain);
+  t.notOk('service_tier' in plain);
+});
+
 t.test('the system text is one system message first, never a developer message', async (t) => {
   const body = chatRequestBody(request({ system: 'Be brief.\nAnswer in French.' }), OPTIONS);
   t.same(body.messages, [
