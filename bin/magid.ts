@@ -23,7 +23,7 @@ program
     nonNegativeInteger,
   )
   .option('--provider-base-url <url>', 'an OpenAI-compatible Chat Completions base URL')
-  .option('--model <name>', 'the model to ask')
+  .option('--model <name>', 'the model to ask when no setting selects one')
   .option('--debug-http', 'serve read-only debug routes over plain HTTP on the same socket')
   .option('--log-level <level>', 'pino log level', 'info')
   .action(async (flags) => {
