@@ -2,8 +2,6 @@ import { isAbsolute, normalize } from 'node:path';
 import { WireError } from '../errors.js';
 import type { ReasoningEffort } from '../provider/chat-provider.js';
 
-export { type ModelSelection, REASONING_EFFORTS, type ReasoningEffort } from '../provider/chat-provider.js';
-
 /** The settings a project (a workspace) pins; other fields of its entry are carried through. */
 export interface ProjectPin {
   model?: string;

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import pino from 'pino';
 import t from 'tap';
 import { op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
@@ -128,12 +129,19 @@ for (const transport of TRANSPORTS) {
     t.test('a home it cannot write is internal_error with fixed text, and nothing changes', async (t) => {
       // A directory where the file belongs: the rename into place fails.
       const home = t.testdir({ 'credentials.json': { 'keep.txt': 'x' } });
-      const daemon = await startDaemon(t, { home });
+      const logLines: string[] = [];
+      const daemon = await startDaemon(t, {
+        home,
+        logger: pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }),
+      });
       const client = await daemon.connect(transport);
       const answer = await client.request('auth.login', login(SECRET), { operation: op() });
       t.same(answer.error, { code: 'internal_error', message: 'internal error' });
       t.same(await client.call('auth.status'), { ready: false, method: null });
       t.same(readdirSync(home).sort(), ['credentials.json', 'state'], 'no temporary file is left');
+      t.match(logLines.join('\n'), 'a daemon file could not be written', 'the failure is logged');
+      t.notOk(logLines.join('\n').includes(home), 'without the path');
+      t.notMatch(logLines.join('\n'), SECRET);
     });
   });
 }
