@@ -18,7 +18,7 @@ function daemonOptions(command: Command): Command {
   return command
     .option('--home <dir>', 'the daemon home (default ~/.magi)')
     .option('--provider-base-url <url>', 'an OpenAI-compatible Chat Completions base URL')
-    .option('--model <name>', 'the model to ask')
+    .option('--model <name>', 'the model to ask when no setting selects one')
     .option('--log-level <level>', 'pino log level', 'info');
 }
 

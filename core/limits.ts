@@ -117,3 +117,19 @@ export const TURN_LIMITS = {
   /** Earlier turns of the session whose prompt and answer reach the provider as conversation. */
   context_turns: 20,
 } as const;
+
+/** Daemon-chosen bounds of the auth, catalog and settings methods; each is documented in docs/protocol.md. */
+export const CONFIGURATION_LIMITS = {
+  /** Characters of an API key `auth.login` accepts (visible ASCII only). */
+  api_key_bytes: 512,
+  /** Models the catalog keeps; a provider listing more is cut, and the catalog says it was. */
+  catalog_models: 100,
+  /** Bytes of a model id (visible ASCII only); a listed model with a longer or other id is skipped. */
+  model_id_bytes: 128,
+  /** Bytes of a model's `owned_by` (visible ASCII only); a longer or other one is shown as null. */
+  model_owner_bytes: 64,
+  /** Bytes of the provider's `GET /models` answer the daemon reads. */
+  catalog_response_bytes: 1 * MiB,
+  /** Project pins the settings file may hold. */
+  project_pins: 256,
+} as const;

@@ -22,7 +22,12 @@ import { ERROR_MESSAGES, isWireError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { SERVICE_LIMITS } from '../core/limits.js';
 import type { NameCatalog } from '../core/resources/names.js';
+import authLogin from '../routes/auth.login.js';
+import authLogout from '../routes/auth.logout.js';
+import authStatus from '../routes/auth.status.js';
 import capabilities from '../routes/capabilities.js';
+import catalogList from '../routes/catalog.list.js';
+import catalogRefresh from '../routes/catalog.refresh.js';
 import executorConfirm from '../routes/executor.confirm.js';
 import executorCreate from '../routes/executor.create.js';
 import executorRelease from '../routes/executor.release.js';
@@ -41,12 +46,16 @@ import sessionResourcesClear from '../routes/session.resources.clear.js';
 import sessionResourcesList from '../routes/session.resources.list.js';
 import sessionResourcesRegister from '../routes/session.resources.register.js';
 import sessionResourcesUnregister from '../routes/session.resources.unregister.js';
+import settingsGet from '../routes/settings.get.js';
+import settingsUpdate from '../routes/settings.update.js';
 import status from '../routes/status.js';
 import turnApplicationEvidence from '../routes/turn.application_evidence.js';
 import turnApplicationToolResult from '../routes/turn.application_tool_result.js';
 import turnStart from '../routes/turn.start.js';
 import turnStop from '../routes/turn.stop.js';
+import auth from './auth.js';
 import capture from './capture.js';
+import configuration from './configuration.js';
 import control from './control.js';
 import debugHttp from './debug-http.js';
 import evidence from './evidence.js';
@@ -150,8 +159,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   await app.register(framing);
+  const providerSettings = options.provider ?? NO_PROVIDER;
+  await app.register(configuration, {
+    home: options.home,
+    clock,
+    defaultModel: providerSettings.model,
+  });
+  await app.register(auth, { home: options.home, environmentKey: providerSettings.apiKey });
   await app.register(provider, {
-    settings: options.provider ?? NO_PROVIDER,
+    settings: providerSettings,
     config: config.provider,
     clock,
     tuning: options.providerTuning,
@@ -205,6 +221,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     turnStop,
     turnApplicationToolResult,
     turnApplicationEvidence,
+    authStatus,
+    authLogin,
+    authLogout,
+    catalogList,
+    catalogRefresh,
+    settingsGet,
+    settingsUpdate,
   ]) {
     await app.register(route);
   }

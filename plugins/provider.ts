@@ -2,14 +2,17 @@ import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ProviderSection } from '../config/config-file.js';
 import type { Clock } from '../core/clock.js';
+import { CONFIGURATION_LIMITS, PROVIDER_LIMITS } from '../core/limits.js';
 import type { ChatProvider } from '../core/provider/chat-provider.js';
+import { ModelListing } from '../core/provider/model-listing.js';
 import { OpenAiChatProvider, type OpenAiChatProviderOptions } from '../core/provider/openai-chat-provider.js';
 
 export interface ProviderSettings {
   /** Base URL of an OpenAI-compatible Chat Completions API, e.g. `http://127.0.0.1:8080/v1`. */
   baseUrl: string | null;
+  /** The model turns use when no setting selects one. */
   model: string | null;
-  /** Read from the environment; never logged, echoed or stored. */
+  /** Read from the environment, where it wins over a stored key; never logged, echoed or stored. */
   apiKey: string | null;
 }
 
@@ -26,37 +29,43 @@ export interface ProviderPluginOptions {
 
 export interface ProviderInfo {
   readonly kind: 'openai_chat_completions';
-  readonly model: string | null;
-  readonly configured: boolean;
+  /** Whether a base URL was given: turns can run once a model is selected too. */
+  readonly endpointConfigured: boolean;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     provider: ProviderInfo;
-    /** The model provider turns run against; null when no base URL or model is configured. */
+    /** The model provider turns run against; null when no base URL is configured. */
     chatProvider: ChatProvider | null;
+    /** The provider's `GET /models`, which only `catalog.refresh` calls; null without a base URL. */
+    modelListing: ModelListing | null;
   }
 }
 
-/** The model provider as configured at startup (the settings are a snapshot for the daemon's life). */
+/**
+ * The model provider as configured at startup: its URL and headers are a snapshot for the daemon's life.
+ * The model and its settings are chosen per turn, and the key is read at every request, so that
+ * `settings.update` and `auth.login` apply without a restart.
+ */
 const provider: FastifyPluginAsync<ProviderPluginOptions> = async (
   fastify,
   { settings, config, clock, tuning },
 ) => {
-  const { baseUrl, model } = settings;
+  const { baseUrl } = settings;
+  // Read at every request: a login or logout applies to the next one without a restart.
+  const apiKey = () => fastify.credentials.apiKey();
   fastify.decorate('provider', {
     kind: 'openai_chat_completions',
-    model,
-    configured: baseUrl !== null && model !== null,
+    endpointConfigured: baseUrl !== null,
   } satisfies ProviderInfo);
   fastify.decorate(
     'chatProvider',
-    baseUrl === null || model === null
+    baseUrl === null
       ? null
       : new OpenAiChatProvider({
           baseUrl,
-          model,
-          apiKey: settings.apiKey,
+          apiKey,
           headers: config.headers,
           streamUsage: config.stream_usage,
           assistantToolCallContent: config.assistant_tool_call_content,
@@ -73,6 +82,19 @@ const provider: FastifyPluginAsync<ProviderPluginOptions> = async (
           },
         }),
   );
+  fastify.decorate(
+    'modelListing',
+    baseUrl === null
+      ? null
+      : new ModelListing({
+          baseUrl,
+          apiKey,
+          headers: config.headers,
+          clock,
+          deadlineMs: tuning?.limits?.idle_timeout_ms ?? PROVIDER_LIMITS.idle_timeout_ms,
+          responseBytes: CONFIGURATION_LIMITS.catalog_response_bytes,
+        }),
+  );
 };
 
-export default fp(provider, { name: 'provider', fastify: '5.x' });
+export default fp(provider, { name: 'provider', fastify: '5.x', dependencies: ['auth'] });

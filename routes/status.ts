@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { AuthReadiness } from './auth-schemas.js';
 import { EmptyPayload } from './schemas.js';
 
 const Result = Type.Object({
@@ -9,11 +10,15 @@ const Result = Type.Object({
     model: Type.Union([Type.String(), Type.Null()]),
     configured: Type.Boolean(),
   }),
+  auth: AuthReadiness,
   sessions: Type.Integer(),
   active_turns: Type.Integer(),
 });
 
-/** `status`: readiness, computed from memory and one read of the store; no network, no writes. */
+/**
+ * `status`: readiness, from memory, one read of the store and one of the settings file (the current model
+ * selection); no network, no writes.
+ */
 const status: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post(
     '/status',
@@ -22,10 +27,14 @@ const status: FastifyPluginAsyncTypebox = async (fastify) => {
       config: { wire: { session: 'null', control: 'null', operation: 'null' } },
     },
     async () => {
-      const provider = fastify.provider;
+      await fastify.modelSettings.reload();
+      const { kind, endpointConfigured } = fastify.provider;
+      const model = fastify.modelSettings.selection(null)?.model ?? null;
+      const configured = endpointConfigured && model !== null;
       return {
-        ready: provider.configured,
-        provider: { kind: provider.kind, model: provider.model, configured: provider.configured },
+        ready: configured,
+        provider: { kind, model, configured },
+        auth: fastify.credentials.readiness(),
         sessions: fastify.history.countSessions(),
         active_turns: fastify.turns.activeCount,
       };

@@ -36,8 +36,10 @@ const turnStart: FastifyPluginAsyncTypebox = async (fastify) => {
     },
     async (request) => {
       const { envelope, connection, grant } = request.wire;
+      const sessionId = envelope.session_id!;
+      const workspace = fastify.history.session(sessionId)?.workspace ?? null;
       const { acceptance, begin } = await fastify.turns.start({
-        sessionId: envelope.session_id!,
+        sessionId,
         operationId: envelope.operation_id!,
         connectionId: connection.id,
         selected: connection.profileSelected,
@@ -49,6 +51,7 @@ const turnStart: FastifyPluginAsyncTypebox = async (fastify) => {
         },
         prompt: request.body.prompt,
         application: request.body.application,
+        selection: fastify.modelSettings.selection(workspace),
       });
       accepted.set(request, begin);
       return acceptance;

@@ -27,7 +27,20 @@ export interface FunctionTool {
   parameters: Readonly<Record<string, unknown>>;
 }
 
+export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'] as const;
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+
+/** The model settings a turn runs with: captured at its admission and kept for its whole life. */
+export interface ModelSelection {
+  model: string;
+  /** Sent as `reasoning_effort`; null leaves it to the provider. */
+  reasoningEffort: ReasoningEffort | null;
+  /** Sent as `service_tier: "priority"`. */
+  fast: boolean;
+}
+
 export interface ProviderRequest {
+  selection: ModelSelection;
   /** The combined skill instructions, or null for none. */
   system: string | null;
   messages: readonly ConversationMessage[];

@@ -2,7 +2,6 @@ import type { ConversationMessage, ProviderRequest } from './chat-provider.js';
 
 /** How the request is shaped for a given server; the defaults suit every server the notes measured. */
 export interface ChatRequestOptions {
-  model: string;
   /** Asks for the final `usage` chunk (`stream_options.include_usage`); some servers refuse the member. */
   streamUsage: boolean;
   /**
@@ -15,6 +14,7 @@ export interface ChatRequestOptions {
 /**
  * The body of `POST {baseUrl}/chat/completions`. It names no `tool_choice` and no
  * `parallel_tool_calls`: several servers mishandle both, and leaving them out means "auto" everywhere.
+ * The model, reasoning effort and fast mode are the turn's selection; unset ones are left out.
  */
 export function chatRequestBody(
   request: ProviderRequest,
@@ -26,8 +26,11 @@ export function chatRequestBody(
     messages.push({ role: 'system', content: request.system });
   }
   for (const message of request.messages) messages.push(chatMessage(message, options));
+  const { selection } = request;
   return {
-    model: options.model,
+    model: selection.model,
+    ...(selection.reasoningEffort !== null ? { reasoning_effort: selection.reasoningEffort } : {}),
+    ...(selection.fast ? { service_tier: 'priority' } : {}),
     messages,
     ...(request.tools.length > 0
       ? {

@@ -31,7 +31,8 @@ export interface RetryNotice {
 export interface OpenAiChatProviderOptions extends ChatRequestOptions {
   /** E.g. `http://127.0.0.1:8080/v1`; requests go to `{baseUrl}/chat/completions`. */
   baseUrl: string;
-  apiKey: string | null;
+  /** The bearer key, or how to read it: a function is asked at every round, so a new key applies at once. */
+  apiKey: string | null | (() => string | null);
   /** Sent with every request; values may be secrets. */
   headers: Readonly<Record<string, string>>;
   clock: Clock;
@@ -65,19 +66,22 @@ export class OpenAiChatProvider implements ChatProvider {
   readonly #options: OpenAiChatProviderOptions;
   readonly #limits: ProviderLimits;
   readonly #url: string;
-  readonly #headers: Record<string, string>;
   readonly #random: () => number;
 
   constructor(options: OpenAiChatProviderOptions) {
     this.#options = options;
     this.#limits = { ...PROVIDER_LIMITS, ...options.limits };
     this.#url = chatCompletionsUrl(options.baseUrl);
-    this.#headers = chatRequestHeaders(options.apiKey, options.headers);
     this.#random = options.random ?? Math.random;
   }
 
   async complete(request: ProviderRequest, onEvent: (event: ProviderEvent) => void): Promise<ProviderRound> {
     const body = JSON.stringify(chatRequestBody(request, this.#options));
+    const { apiKey } = this.#options;
+    const headers = chatRequestHeaders(
+      typeof apiKey === 'function' ? apiKey() : apiKey,
+      this.#options.headers,
+    );
     let outputStarted = false;
     const emit = (event: ProviderEvent): void => {
       outputStarted = true;
@@ -88,7 +92,7 @@ export class OpenAiChatProvider implements ChatProvider {
       }
     };
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.#attempt(body, request.signal, emit);
+      const outcome = await this.#attempt(body, headers, request.signal, emit);
       if ('round' in outcome) return outcome.round;
       const retryable = outcome.hint.shouldRetry ?? outcome.retryable;
       if (!retryable || outputStarted || attempt >= this.#limits.attempts) throw outcome.error;
@@ -106,6 +110,7 @@ export class OpenAiChatProvider implements ChatProvider {
 
   async #attempt(
     body: string,
+    headers: Record<string, string>,
     signal: AbortSignal,
     emit: (event: ProviderEvent) => void,
   ): Promise<AttemptOutcome> {
@@ -131,7 +136,7 @@ export class OpenAiChatProvider implements ChatProvider {
       try {
         response = await fetch(this.#url, {
           method: 'POST',
-          headers: this.#headers,
+          headers,
           body,
           signal: controller.signal,
           redirect: 'manual',

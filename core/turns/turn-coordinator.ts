@@ -6,7 +6,7 @@ import type { PendingCall } from '../executors/executor-types.js';
 import type { HistoryStore } from '../history/history-store.js';
 import { newId } from '../ids.js';
 import { OPERATION_RETENTION_MS } from '../limits.js';
-import type { ChatProvider } from '../provider/chat-provider.js';
+import type { ChatProvider, ModelSelection } from '../provider/chat-provider.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ActiveTurn } from './active-turn.js';
 import type { AcceptedController, ApplicationManifest } from './application-manifest.js';
@@ -46,6 +46,8 @@ export interface TurnStart {
   controller: AcceptedController;
   prompt: string;
   application: ApplicationSelection | undefined;
+  /** The model settings at admission, which the turn keeps to its end; null when no model is selected. */
+  selection: ModelSelection | null;
 }
 
 export interface TurnAcceptance {
@@ -111,7 +113,8 @@ export class TurnCoordinator {
   async start(request: TurnStart): Promise<{ acceptance: TurnAcceptance; begin: () => void }> {
     if (this.#closed) throw new WireError('shutting_down');
     const provider = this.#options.provider;
-    if (!provider) throw new WireError('provider_unavailable');
+    const { selection } = request;
+    if (!provider || !selection) throw new WireError('provider_unavailable');
     if (this.#active.has(request.sessionId)) throw new WireError('session_busy');
     if (request.selected) this.#options.evidence.assertRoom();
     const { manifest, pin } = admitApplication(
@@ -159,7 +162,7 @@ export class TurnCoordinator {
     // The ledger keeps the profile's view; `operation.lookup` removes the manifest for ordinary readers.
     this.#options.operations.accept(turn.operationId, { ...acceptance, application_manifest: manifest });
     const begin = () => {
-      const worker = this.#work(turn, provider, releases);
+      const worker = this.#work(turn, provider, selection, releases);
       this.#workers.add(worker);
       void worker.finally(() => this.#workers.delete(worker));
     };
@@ -266,13 +269,19 @@ export class TurnCoordinator {
     await Promise.allSettled([...this.#workers]);
   }
 
-  async #work(turn: ActiveTurn, provider: ChatProvider, releases: Array<() => void>): Promise<void> {
+  async #work(
+    turn: ActiveTurn,
+    provider: ChatProvider,
+    selection: ModelSelection,
+    releases: Array<() => void>,
+  ): Promise<void> {
     this.#emit(turn, 'turn.started', () => ({ turn_id: turn.turnId }), false);
     let ending: TurnEnding;
     try {
       ending = await runTurn({
         turn,
         provider,
+        selection,
         context: this.#history.context(turn.sessionId, turn.turnId),
         text: (delta) =>
           this.#emit(turn, 'turn.assistant_delta', () => ({ turn_id: turn.turnId, delta }), false),

@@ -1,5 +1,10 @@
 import { TURN_LIMITS } from '../limits.js';
-import type { ChatProvider, ConversationMessage, FunctionTool } from '../provider/chat-provider.js';
+import type {
+  ChatProvider,
+  ConversationMessage,
+  FunctionTool,
+  ModelSelection,
+} from '../provider/chat-provider.js';
 import { ProviderError } from '../provider/provider-error.js';
 import type { ActiveTurn } from './active-turn.js';
 import { type CallDispatcher, outcomeText } from './call-dispatcher.js';
@@ -8,6 +13,8 @@ import { TurnEnding } from './turn-failure.js';
 export interface TurnWork {
   turn: ActiveTurn;
   provider: ChatProvider;
+  /** The settings the turn was admitted with; every round uses them, whatever changes meanwhile. */
+  selection: ModelSelection;
   /** Earlier exchanges of the session. */
   context: ConversationMessage[];
   /** Emits an accepted assistant delta. */
@@ -37,7 +44,7 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
       if (round >= TURN_LIMITS.provider_rounds) return new TurnEnding('failed', 'limit_exceeded');
       const reported = new Set<string>();
       const answer = await provider.complete(
-        { system, messages, tools, signal: turn.abort.signal },
+        { selection: work.selection, system, messages, tools, signal: turn.abort.signal },
         (event) => {
           if (turn.ending) throw turn.ending;
           if (event.kind === 'text') {

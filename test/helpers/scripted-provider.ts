@@ -42,6 +42,8 @@ export class ScriptedProvider {
   unexpected = 0;
   readonly #server: ReturnType<typeof createServer>;
   readonly #queue: ScriptedResponse[] = [];
+  /** Answers of `GET /models`, played in order apart from the chat answers. */
+  readonly #modelsQueue: ScriptedResponse[] = [];
   readonly #holds = new Set<Hold>();
   readonly #waiting: ((request: RecordedRequest) => void)[] = [];
   #delivered = 0;
@@ -79,6 +81,21 @@ export class ScriptedProvider {
   /** Queues any response. */
   script(response: ScriptedResponse): this {
     this.#queue.push(response);
+    return this;
+  }
+
+  /** Queues an answer of `GET /models`: a JSON body (a listing, or anything a test needs) with a status. */
+  replyModels(body: unknown, status = 200): this {
+    return this.scriptModels({
+      status,
+      headers: { 'content-type': 'application/json' },
+      steps: [{ kind: 'write', bytes: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)) }],
+    });
+  }
+
+  /** Queues any answer of `GET /models`. */
+  scriptModels(response: ScriptedResponse): this {
+    this.#modelsQueue.push(response);
     return this;
   }
 
@@ -136,7 +153,8 @@ export class ScriptedProvider {
       waiter(recorded);
     }
 
-    const scripted = this.#queue.shift();
+    const listing = request.method === 'GET' && request.url?.endsWith('/models');
+    const scripted = (listing ? this.#modelsQueue : this.#queue).shift();
     if (scripted === undefined) {
       this.unexpected++;
       ended = true;

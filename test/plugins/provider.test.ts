@@ -11,14 +11,22 @@ import { ScriptedProvider } from '../helpers/scripted-provider.js';
 
 const SECRET = 'sk-plugin-secret-91b2';
 
-t.test('without a base URL or a model there is no chat provider', async (t) => {
+t.test('without a base URL there is no chat provider nor model listing', async (t) => {
+  const unset = await startDaemon(t);
+  t.equal(unset.app.chatProvider, null);
+  t.equal(unset.app.modelListing, null);
+  t.equal(unset.app.provider.endpointConfigured, false);
+  const modelOnly = await startDaemon(t, { provider: { baseUrl: null, model: 'm', apiKey: null } });
+  t.equal(modelOnly.app.chatProvider, null);
+});
+
+t.test('a base URL without a model has a chat provider: the model is chosen per turn', async (t) => {
   const daemon = await startDaemon(t, {
     provider: { baseUrl: 'http://127.0.0.1:9/v1', model: null, apiKey: null },
   });
-  t.equal(daemon.app.chatProvider, null);
-  t.equal(daemon.app.provider.configured, false);
-  const unset = await startDaemon(t);
-  t.equal(unset.app.chatProvider, null);
+  t.ok(daemon.app.chatProvider);
+  t.ok(daemon.app.modelListing);
+  t.equal(daemon.app.provider.endpointConfigured, true);
 });
 
 t.test('a configured provider runs rounds with the key and the daemon clock', async (t) => {

@@ -18,6 +18,32 @@ for (const transport of TRANSPORTS) {
       t.ok(capabilities.events.includes('session.control_revoked'));
     });
 
+    t.test('lists every ordinary method, the auth, catalog and settings methods included', async (t) => {
+      const client = await daemon.connect(transport, []);
+      const { capabilities } = await client.call('capabilities');
+      t.same((capabilities as { operations: string[] }).operations, [
+        'auth.login',
+        'auth.logout',
+        'auth.status',
+        'capabilities',
+        'catalog.list',
+        'catalog.refresh',
+        'initialize',
+        'operation.lookup',
+        'session.claim',
+        'session.close',
+        'session.create',
+        'session.list',
+        'session.release',
+        'session.replay',
+        'settings.get',
+        'settings.update',
+        'status',
+        'turn.start',
+        'turn.stop',
+      ]);
+    });
+
     t.test('advertises every profile bound by its spec name', async (t) => {
       const client = await daemon.connect(transport);
       const { capabilities } = await client.call('capabilities');

@@ -1,5 +1,8 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
+import { catalogDaemon, listing } from './catalog.fixture.js';
 
 for (const transport of TRANSPORTS) {
   t.test(`status (${transport})`, async (t) => {
@@ -11,6 +14,7 @@ for (const transport of TRANSPORTS) {
       t.same(status, {
         ready: false,
         provider: { kind: 'openai_chat_completions', model: null, configured: false },
+        auth: { ready: false, method: null },
         sessions: 1,
         active_turns: 0,
       });
@@ -28,7 +32,34 @@ for (const transport of TRANSPORTS) {
         configured: true,
       });
       t.equal(answer.result?.ready, true);
+      t.same(answer.result?.auth, { ready: true, method: 'env' });
       t.notMatch(JSON.stringify(answer), /sk-secret-key|127\.0\.0\.1/);
+    });
+
+    t.test('reflects the current model selection and login without the network', async (t) => {
+      const { daemon, provider } = await catalogDaemon(t);
+      provider.replyModels(listing(['model-b']));
+      const client = await daemon.connect(transport);
+      t.match(await client.call('status'), { ready: false, provider: { model: null, configured: false } });
+      await client.call('catalog.refresh', {}, { operation: op() });
+      await client.call(
+        'settings.update',
+        { workspace: null, changes: { model: 'model-b' } },
+        { operation: op() },
+      );
+      await client.call('auth.login', { method: 'api_key', api_key: 'sk-x' }, { operation: op() });
+      t.match(await client.call('status'), {
+        ready: true,
+        provider: { model: 'model-b', configured: true },
+        auth: { ready: true, method: 'stored' },
+      });
+      writeFileSync(join(daemon.home, 'settings.json'), JSON.stringify({ model: 'edited-by-hand' }));
+      t.match(
+        await client.call('status'),
+        { provider: { model: 'edited-by-hand' } },
+        'the settings file is read again',
+      );
+      t.equal(provider.requests.length, 1, 'only the refresh reached the provider');
     });
   });
 }

@@ -7,7 +7,8 @@ import {
   chatRequestHeaders,
 } from '../../../core/provider/chat-request.js';
 
-const OPTIONS: ChatRequestOptions = { model: 'm', streamUsage: true, assistantToolCallContent: 'empty' };
+const MODEL = 'm';
+const OPTIONS: ChatRequestOptions = { streamUsage: true, assistantToolCallContent: 'empty' };
 const WEATHER_SCHEMA = {
   type: 'object',
   properties: { location: { type: 'string' } },
@@ -16,6 +17,7 @@ const WEATHER_SCHEMA = {
 
 function request(overrides: Partial<ProviderRequest> = {}): ProviderRequest {
   return {
+    selection: { model: MODEL, reasoningEffort: null, fast: false },
     system: null,
     messages: [{ role: 'user', content: 'Hi' }],
     tools: [],
@@ -31,6 +33,17 @@ t.test('a plain first round', async (t) => {
     stream: true,
     stream_options: { include_usage: true },
   });
+});
+
+t.test("the turn's model, reasoning effort and fast mode; unset ones are left out", async (t) => {
+  const body = chatRequestBody(
+    request({ selection: { model: 'chosen', reasoningEffort: 'high', fast: true } }),
+    OPTIONS,
+  );
+  t.match(body, { model: 'chosen', reasoning_effort: 'high', service_tier: 'priority' });
+  const plain = chatRequestBody(request(), OPTIONS);
+  t.notOk('reasoning_effort' in plain);
+  t.notOk('service_tier' in plain);
 });
 
 t.test('the system text is one system message first, never a developer message', async (t) => {

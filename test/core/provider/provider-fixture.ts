@@ -22,8 +22,11 @@ export interface ProviderFixture {
   events: ProviderEvent[];
 }
 
+const MODEL = 'scripted-model';
+
 export function request(overrides: Partial<ProviderRequest> = {}): ProviderRequest {
   return {
+    selection: { model: MODEL, reasoningEffort: null, fast: false },
     system: null,
     messages: [{ role: 'user', content: 'Hi' }],
     tools: [],
@@ -47,7 +50,6 @@ export async function providerFixture(
   const events: ProviderEvent[] = [];
   const provider = new OpenAiChatProvider({
     baseUrl: server.baseUrl,
-    model: 'scripted-model',
     apiKey: null,
     headers: {},
     streamUsage: true,

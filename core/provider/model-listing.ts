@@ -1,0 +1,98 @@
+import { type Clock, deadlineAt } from '../clock.js';
+import { chatRequestHeaders } from './chat-request.js';
+import { ProviderError, type ProviderFailure } from './provider-error.js';
+
+export interface ModelListingOptions {
+  /** Requests go to `{baseUrl}/models`. */
+  baseUrl: string;
+  /** The bearer key, asked at every listing. */
+  apiKey: () => string | null;
+  /** Sent with every request, like the chat requests'; values may be secrets. */
+  headers: Readonly<Record<string, string>>;
+  clock: Clock;
+  /** The longest the whole listing may take, from the request to the last byte. */
+  deadlineMs: number;
+  /** Bytes of the answer read before it is refused as too large. */
+  responseBytes: number;
+}
+
+/**
+ * `GET {baseUrl}/models` of an OpenAI-compatible API: the answer's JSON, unjudged. One request, no retry
+ * (a refresh is asked for by a person, who can ask again), no redirect. Failures are `ProviderError`s:
+ * the kind and the HTTP status only, never the provider's text.
+ */
+export class ModelListing {
+  readonly #options: ModelListingOptions;
+  readonly #url: string;
+
+  constructor(options: ModelListingOptions) {
+    this.#options = options;
+    this.#url = `${options.baseUrl.replace(/\/+$/, '')}/models`;
+  }
+
+  async list(signal: AbortSignal): Promise<unknown> {
+    const { clock } = this.#options;
+    const controller = new AbortController();
+    let cause: ProviderFailure | null = null;
+    const abort = (why: ProviderFailure): void => {
+      cause ??= why;
+      controller.abort();
+    };
+    const cancel = () => abort('cancelled');
+    if (signal.aborted) throw new ProviderError('cancelled');
+    signal.addEventListener('abort', cancel);
+    const deadline = deadlineAt(clock, clock.now() + this.#options.deadlineMs, () => abort('deadline'));
+    try {
+      const headers = chatRequestHeaders(this.#options.apiKey(), this.#options.headers);
+      delete headers['content-type'];
+      headers.accept = 'application/json';
+      let response: Response;
+      try {
+        response = await fetch(this.#url, { headers, signal: controller.signal, redirect: 'manual' });
+      } catch {
+        throw new ProviderError(cause ?? 'unreachable');
+      }
+      if (response.status < 200 || response.status > 299) {
+        controller.abort();
+        throw new ProviderError('http_status', response.status);
+      }
+      const text = await this.#readBody(response, () => cause, controller);
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new ProviderError('malformed_listing');
+      }
+    } finally {
+      deadline.cancel();
+      signal.removeEventListener('abort', cancel);
+    }
+  }
+
+  async #readBody(
+    response: Response,
+    cause: () => ProviderFailure | null,
+    controller: AbortController,
+  ): Promise<string> {
+    if (response.body === null) throw new ProviderError('malformed_listing');
+    const chunks: Uint8Array[] = [];
+    let bytes = 0;
+    try {
+      for await (const chunk of response.body) {
+        bytes += chunk.byteLength;
+        if (bytes > this.#options.responseBytes) {
+          controller.abort();
+          throw new ProviderError('too_large');
+        }
+        chunks.push(chunk);
+      }
+    } catch (error) {
+      if (error instanceof ProviderError) throw error;
+      throw new ProviderError(cause() ?? 'truncated');
+    }
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+    } catch {
+      throw new ProviderError('malformed_listing');
+    }
+  }
+}
