@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { connectSocket, WireClient } from '../../core/client/wire-client.js';
+import { connectSocket, WireClient } from '../../client/wire-client.js';
 import { type AppOptions, buildApp } from '../../plugins/app.js';
 import { type FakeClock, fakeClock } from './fake-clock.js';
 

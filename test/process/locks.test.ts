@@ -1,7 +1,7 @@
 import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { connectSocket } from '../../core/client/wire-client.js';
+import { connectSocket } from '../../client/wire-client.js';
 import { runMagid, shortTempDir, startDaemon } from './spawn-daemon.js';
 
 const LOCK_HELD = 'magid: another magid already serves this home\n';

@@ -1,9 +1,9 @@
 import { connect, type Socket } from 'node:net';
-import { isSameUser, peerCredentials } from '../endpoint/peer-credentials.js';
-import { newId } from '../ids.js';
-import { WIRE_LIMITS } from '../limits.js';
-import type { EventFrame as DaemonEventFrame } from '../wire/frames.js';
-import { LineSplitter } from '../wire/line-splitter.js';
+import { isSameUser, peerCredentials } from '../core/endpoint/peer-credentials.js';
+import { newId } from '../core/ids.js';
+import { WIRE_LIMITS } from '../core/limits.js';
+import type { EventFrame as DaemonEventFrame } from '../core/wire/frames.js';
+import { LineSplitter } from '../core/wire/line-splitter.js';
 
 export interface ResponseFrame {
   type: 'response';

@@ -3,8 +3,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { connectSocket, WireClient } from '../../../core/client/wire-client.js';
-import { firstLine, spawnPlainNode } from '../endpoint/plain-node.js';
+import { connectSocket, WireClient } from '../../client/wire-client.js';
+import { firstLine, spawnPlainNode } from '../core/endpoint/plain-node.js';
 
 t.test('the client refuses a daemon that runs as another user', async (t) => {
   t.equal(process.getuid?.(), 0, 'this test runs as root, to start a server as nobody');
