@@ -52,6 +52,8 @@ export class WireClient {
   readonly #events: EventFrame[] = [];
   #responseWaiters: Array<Waiter<ResponseFrame>> = [];
   #eventWaiters: Array<Waiter<EventFrame>> = [];
+  readonly #eventListeners = new Set<(frame: EventFrame) => boolean>();
+  readonly #closeListeners = new Set<() => void>();
   #closed = false;
   /** Every frame received, in order, for tests that check ordering or privacy. */
   readonly received: string[] = [];
@@ -75,12 +77,29 @@ export class WireClient {
 
   /** The transport closed: every waiter fails. */
   closedByPeer(): void {
+    if (this.#closed) return;
     this.#closed = true;
     for (const waiter of [...this.#responseWaiters, ...this.#eventWaiters]) {
       waiter.reject(new Error('connection closed'));
     }
     this.#responseWaiters = [];
     this.#eventWaiters = [];
+    for (const listener of this.#closeListeners) listener();
+  }
+
+  /**
+   * Offers every later event to `listener` before it is queued; an event the listener takes (returns
+   * true for) is not queued. Returns the function that removes the listener.
+   */
+  onEvent(listener: (frame: EventFrame) => boolean): () => void {
+    this.#eventListeners.add(listener);
+    return () => this.#eventListeners.delete(listener);
+  }
+
+  /** Calls `listener` once the transport has closed. Returns the function that removes it. */
+  onClose(listener: () => void): () => void {
+    this.#closeListeners.add(listener);
+    return () => this.#closeListeners.delete(listener);
   }
 
   get closed(): boolean {
@@ -177,7 +196,10 @@ export class WireClient {
     if (waiter) {
       this.#eventWaiters = this.#eventWaiters.filter((w) => w !== waiter);
       waiter.resolve(frame);
-    } else this.#events.push(frame);
+      return;
+    }
+    for (const listener of this.#eventListeners) if (listener(frame)) return;
+    this.#events.push(frame);
   }
 
   #wait<T>(
