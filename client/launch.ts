@@ -79,6 +79,8 @@ export async function launchDaemon(options: LaunchOptions): Promise<LaunchedDaem
     instanceId: ready.instance_id,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
+      // Waiting for the exit must keep this process alive, unlike the daemon's mere existence.
+      child.ref();
       child.kill('SIGTERM');
       await exited;
     },
