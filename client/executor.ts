@@ -30,6 +30,7 @@ export type ToolHandler = (
 
 /** An error outcome a handler reports on purpose; its message reaches the model. */
 export class ToolFailure extends Error {
+  override readonly name = 'ToolFailure';
   readonly code: 'execution_failed' | 'permission_denied';
   constructor(code: 'execution_failed' | 'permission_denied', message: string) {
     super(message);
@@ -39,6 +40,7 @@ export class ToolFailure extends Error {
 
 /** The executor could not prove itself again after a drop (released, expired, or the daemon restarted). */
 export class ExecutorLostError extends Error {
+  override readonly name = 'ExecutorLostError';
   constructor() {
     super('the executor is gone: its proof no longer resumes it');
   }

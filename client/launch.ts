@@ -27,6 +27,8 @@ export interface LaunchedDaemon {
 
 /** The daemon did not print its ready line: it exited first, or it took too long. */
 export class LaunchError extends Error {
+  override readonly name = 'LaunchError';
+  readonly reason: 'exited' | 'timed_out' | 'not_found';
   constructor(reason: 'exited' | 'timed_out' | 'not_found') {
     super(
       {
@@ -35,6 +37,7 @@ export class LaunchError extends Error {
         not_found: 'no magid was found beside the client library',
       }[reason],
     );
+    this.reason = reason;
   }
 }
 

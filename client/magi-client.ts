@@ -1,6 +1,4 @@
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { defaultSocketPath } from '../core/endpoint/socket-path.js';
+import { serveSettings } from '../config/settings.js';
 import { ApplicationExecutor, type ToolHandler } from './executor.js';
 import { type LaunchedDaemon, type LaunchOptions, launchDaemon } from './launch.js';
 import { Session } from './session.js';
@@ -50,8 +48,8 @@ export class MagiClient {
   }
 
   static async connect(options: ConnectOptions = {}): Promise<MagiClient> {
-    const home = options.home ?? join(homedir(), '.magi');
-    const socket = options.socket ?? defaultSocketPath(home, process.env);
+    // The daemon's own defaults: the home `magid serve` would use, and its socket.
+    const { home, socket } = serveSettings({ home: options.home, socket: options.socket });
     const info = options.client ?? { name: 'magi-client', version: '1' };
     const open = async () => initialize((await connectSocket(socket)).client, info);
     try {

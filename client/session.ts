@@ -24,6 +24,7 @@ export interface ResourceSpec {
 
 /** The connection closed before the turn's terminal reached it; the turn itself goes on. */
 export class TurnConnectionLost extends Error {
+  override readonly name = 'TurnConnectionLost';
   constructor() {
     super('the connection closed before the turn ended; claim the session again to follow it');
   }
