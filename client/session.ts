@@ -111,6 +111,11 @@ export class Session {
     return { accepted, events: queue };
   }
 
+  /** Cancels the active turn; its terminal (`cancelled`) follows on the events. */
+  async stopTurn(turnId: string): Promise<void> {
+    await typedCall(this.#client, 'turn.stop', { turn_id: turnId }, this.#envelope(operationId()));
+  }
+
   /** What happened to each application call of a turn (see docs/protocol.md, reconnect evidence). */
   evidence(turnId: string): Promise<EvidenceResult> {
     return typedCall<EvidenceResult>(
