@@ -1,3 +1,4 @@
+import type { Clock } from '../core/clock.js';
 import { answer, operationId, typedCall } from './typed-call.js';
 import type { EventFrame, WireClient } from './wire-client.js';
 import type {
@@ -60,6 +61,8 @@ export interface ExecutorOptions {
   reconnect: () => Promise<WireClient>;
   /** Wait between attempts to reconnect or to reconcile an outcome still in progress. */
   retryDelayMs?: number;
+  /** The time retry waits are read from (default: Node's timers, which keep the process alive). */
+  clock?: Clock;
 }
 
 /** Fixed texts: a handler's own error text never reaches the model unless it threw a ToolFailure. */
@@ -90,6 +93,7 @@ export class ApplicationExecutor {
   readonly #handlers: Record<string, ToolHandler>;
   readonly #reconnect: () => Promise<WireClient>;
   readonly #retryDelayMs: number;
+  readonly #clock: Clock | null;
   readonly #id: string;
   #generation: number;
   #secret: string;
@@ -110,6 +114,7 @@ export class ApplicationExecutor {
     this.#handlers = options.handlers;
     this.#reconnect = options.reconnect;
     this.#retryDelayMs = options.retryDelayMs ?? 250;
+    this.#clock = options.clock ?? null;
     this.#id = created.executor_id;
     this.#generation = created.executor_generation;
     this.#secret = created.resume_secret;
@@ -449,6 +454,10 @@ export class ApplicationExecutor {
   }
 
   #delay(): Promise<void> {
-    return new Promise((resolve) => setTimeout(resolve, this.#retryDelayMs));
+    return new Promise((resolve) => {
+      // A plain timer holds the process open while retained results wait to be delivered.
+      if (this.#clock === null) setTimeout(resolve, this.#retryDelayMs);
+      else this.#clock.setTimeout(resolve, this.#retryDelayMs);
+    });
   }
 }

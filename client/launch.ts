@@ -4,6 +4,7 @@ import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { type Clock, systemClock } from '../core/clock.js';
 
 /** How long a launched daemon may take to print its ready line (from sources it compiles on the fly). */
 const READY_TIMEOUT_MS = 30_000;
@@ -14,6 +15,8 @@ export interface LaunchOptions {
   /** More `magid serve` flags, e.g. `['--provider-base-url', url, '--model', name]`. */
   serveArgs?: readonly string[];
   readyTimeoutMs?: number;
+  /** The time the ready timeout is read from. */
+  clock?: Clock;
 }
 
 /** A daemon this process started. */
@@ -73,7 +76,11 @@ export async function launchDaemon(options: LaunchOptions): Promise<LaunchedDaem
     closeSync(log);
   }
   const exited = once(child, 'exit');
-  const ready = await readyLine(child, options.readyTimeoutMs ?? READY_TIMEOUT_MS);
+  const ready = await readyLine(
+    child,
+    options.readyTimeoutMs ?? READY_TIMEOUT_MS,
+    options.clock ?? systemClock,
+  );
   child.stdout?.destroy();
   child.unref();
   return {
@@ -96,16 +103,16 @@ interface ReadyLine {
   instance_id: string;
 }
 
-function readyLine(child: ChildProcess, timeoutMs: number): Promise<ReadyLine> {
+function readyLine(child: ChildProcess, timeoutMs: number, clock: Clock): Promise<ReadyLine> {
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     const fail = (reason: 'exited' | 'timed_out') => {
-      clearTimeout(timer);
+      timer.cancel();
       lines.close();
       if (reason === 'timed_out') child.kill('SIGTERM');
       reject(new LaunchError(reason));
     };
-    const timer = setTimeout(() => fail('timed_out'), timeoutMs);
+    const timer = clock.setTimeout(() => fail('timed_out'), timeoutMs);
     const onExit = () => fail('exited');
     child.once('exit', onExit);
     lines.on('line', (line) => {
@@ -116,7 +123,7 @@ function readyLine(child: ChildProcess, timeoutMs: number): Promise<ReadyLine> {
         return;
       }
       if (typeof parsed === 'object' && parsed !== null && (parsed as { ready?: unknown }).ready === true) {
-        clearTimeout(timer);
+        timer.cancel();
         child.off('exit', onExit);
         lines.close();
         resolve(parsed as ReadyLine);

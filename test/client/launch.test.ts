@@ -4,6 +4,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import t from 'tap';
+import { LaunchError, launchDaemon } from '../../client/launch.js';
+import { fakeClock } from '../helpers/fake-clock.js';
 import { PROJECT_ROOT } from '../process/spawn-daemon.js';
 
 /** A short directory (socket paths stay under 108 bytes), removed afterwards. */
@@ -95,4 +97,24 @@ t.test('a daemon that exits before its ready line is a LaunchError', async (t) =
     error: 'LaunchError',
     reason: 'exited',
   });
+});
+
+t.test('a daemon not ready within the ready timeout is stopped and reported', async (t) => {
+  const dir = tempDir(t);
+  const clock = fakeClock();
+  const launching = launchDaemon({
+    home: join(dir, 'home'),
+    socket: join(dir, 'magid.sock'),
+    readyTimeoutMs: 1_000,
+    clock,
+  });
+  let settled = false;
+  launching.catch(() => {}).finally(() => (settled = true));
+  clock.advance(999);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.notOk(settled, 'still waiting 1 ms before the timeout');
+  clock.advance(1);
+  const error = await launching.catch((caught: unknown) => caught);
+  t.ok(error instanceof LaunchError);
+  t.equal((error as LaunchError).reason, 'timed_out');
 });
