@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import t from 'tap';
 import { LaunchError, launchDaemon } from '../../client/launch.js';
+import { MagiClient } from '../../client/magi-client.js';
+import { firstLine, spawnPlainNode } from '../core/endpoint/plain-node.js';
 import { fakeClock } from '../helpers/fake-clock.js';
 import { PROJECT_ROOT } from '../process/spawn-daemon.js';
 
@@ -117,4 +119,21 @@ t.test('a daemon not ready within the ready timeout is stopped and reported', as
   const error = await launching.catch((caught: unknown) => caught);
   t.ok(error instanceof LaunchError);
   t.equal((error as LaunchError).reason, 'timed_out');
+});
+
+t.test('a daemon of another user on the socket is refused, and none is launched in its place', async (t) => {
+  t.equal(process.getuid?.(), 0, 'this test runs as root, to start a server as nobody');
+  const dir = tempDir(t);
+  chmodSync(dir, 0o777);
+  const socket = join(dir, 'other.sock');
+  const server = spawnPlainNode(
+    `const s=require('net').createServer(c=>c.end());s.listen(process.argv[1],()=>console.log('up'))`,
+    [socket],
+    { uid: 65534, gid: 65534, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  t.teardown(() => server.kill('SIGKILL'));
+  t.equal(await firstLine(server), 'up');
+  const home = join(dir, 'home');
+  await t.rejects(MagiClient.connect({ home, socket, launch: true }), /another user/);
+  t.notOk(existsSync(home), 'nothing was launched');
 });
