@@ -319,8 +319,10 @@ export class ApplicationExecutor {
         }
         return;
       default:
-        // A transient refusal (shutting_down, limit_exceeded): the result stays retained for recovery.
-        return;
+        // A transient refusal (limit_exceeded, shutting_down): try again; a call that ends meanwhile
+        // answers unknown_turn and settles.
+        await this.#delay();
+        return this.#submit(callId);
     }
   }
 

@@ -51,7 +51,7 @@ export class MagiClient {
     // The daemon's own defaults: the home `magid serve` would use, and its socket.
     const { home, socket } = serveSettings({ home: options.home, socket: options.socket });
     const info = options.client ?? { name: 'magi-client', version: '1' };
-    const open = async () => initialize((await connectSocket(socket)).client, info);
+    const open = async () => initialize((await connectSocket(socket, { keepHistory: false })).client, info);
     try {
       const [wire, initialized] = await open();
       return new MagiClient(wire, initialized, null, async () => (await open())[0]);

@@ -24,6 +24,10 @@ export interface Envelope {
   id?: string;
 }
 
+export interface WireClientOptions {
+  keepHistory?: boolean;
+}
+
 /** A refusal from the daemon, carrying its wire error code. */
 export class WireCallError extends Error {
   readonly code: string;
@@ -58,9 +62,20 @@ export class WireClient {
   /** Every frame received, in order, for tests that check ordering or privacy. */
   readonly received: string[] = [];
 
-  constructor(transport: { write: (line: string) => void; end: () => void }) {
+  readonly #keepHistory: boolean;
+
+  /**
+   * With `keepHistory` (the default), every frame received is kept in `received` and every event no
+   * listener took is queued for `event()`, as tests want; a long-lived application turns it off so
+   * that nothing grows without bound (then `event()` sees only events that arrive while it waits).
+   */
+  constructor(
+    transport: { write: (line: string) => void; end: () => void },
+    options: WireClientOptions = {},
+  ) {
     this.#write = transport.write;
     this.#end = transport.end;
+    this.#keepHistory = options.keepHistory ?? true;
   }
 
   /** Feeds bytes read from the daemon. */
@@ -68,7 +83,7 @@ export class WireClient {
     for (const line of this.#splitter.push(typeof bytes === 'string' ? Buffer.from(bytes) : bytes)) {
       if (line.kind !== 'line') continue;
       const text = line.bytes.toString('utf8');
-      this.received.push(text);
+      if (this.#keepHistory) this.received.push(text);
       const frame = JSON.parse(text) as ResponseFrame | EventFrame;
       if (frame.type === 'event') this.#deliverEvent(frame);
       else this.#deliverResponse(frame);
@@ -199,7 +214,7 @@ export class WireClient {
       return;
     }
     for (const listener of this.#eventListeners) if (listener(frame)) return;
-    this.#events.push(frame);
+    if (this.#keepHistory) this.#events.push(frame);
   }
 
   #wait<T>(
@@ -237,6 +252,7 @@ export class WireClient {
  */
 export function connectSocket(
   path: string,
+  options: WireClientOptions = {},
 ): Promise<{ client: WireClient; socket: Socket; daemonPid: number }> {
   return new Promise((resolve, reject) => {
     const socket = connect(path);
@@ -249,7 +265,10 @@ export function connectSocket(
         reject(new Error('the daemon on this socket runs as another user'));
         return;
       }
-      const client = new WireClient({ write: (line) => socket.write(line), end: () => socket.end() });
+      const client = new WireClient(
+        { write: (line) => socket.write(line), end: () => socket.end() },
+        options,
+      );
       socket.on('data', (bytes: Buffer) => client.receive(bytes));
       socket.on('close', () => client.closedByPeer());
       socket.on('error', () => {});

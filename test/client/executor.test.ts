@@ -210,6 +210,29 @@ t.test('a result that never reached the daemon is submitted again with the new g
   );
 });
 
+t.test('a transient refusal of a result is retried; the call still runs once', async (t) => {
+  const s = await scene(t);
+  let refused = false;
+  const send = s.net.beforeSend;
+  s.net.beforeSend = (frame, line) => {
+    send(frame, line);
+    if (refused || frame.method !== 'turn.application_tool_result') return true;
+    refused = true;
+    line.deliver({
+      type: 'response',
+      id: frame.id,
+      instance_id: 'inst_x',
+      ok: false,
+      error: { code: 'limit_exceeded', message: 'retry later' },
+    });
+    return false;
+  };
+  s.provider.replyToolCalls([{ id: 'c1', name: 'lookup', arguments: '{"path":"a"}' }]).reply(['done']);
+  const turn = await s.session.startTurn('go', { executor: s.executor });
+  await ranOnceAndSettled(t, s, turn.accepted.turn_id);
+  t.equal(results(s).length, 2, 'submitted again after the refusal');
+});
+
 for (const [step, lose] of [
   ['the rotate answer is lost', (net: Severable) => loseAnswerTo(net, 'executor.rotate')],
   ['the rotate_confirm answer is lost', (net: Severable) => loseAnswerTo(net, 'executor.rotate_confirm')],

@@ -12,6 +12,8 @@ export interface Line {
   deaf: boolean;
   /** Destroys the socket, as a crash or a network failure would. */
   cut(): void;
+  /** Hands the client a frame as if the daemon had sent it. */
+  deliver(frame: Frame): void;
 }
 
 /**
@@ -40,9 +42,14 @@ export class Severable {
     if (this.gate) await this.gate;
     const socket = connect(this.#path);
     await once(socket, 'connect');
-    const line: Line = { socket, deaf: false, cut: () => socket.destroy() };
+    const line: Line = {
+      socket,
+      deaf: false,
+      cut: () => socket.destroy(),
+      deliver: (frame) => client.receive(`${JSON.stringify(frame)}\n`),
+    };
     this.lines.push(line);
-    const client = new WireClient({
+    const client: WireClient = new WireClient({
       write: (text) => {
         if (this.beforeSend(JSON.parse(text), line)) socket.write(text);
       },
