@@ -4,6 +4,8 @@ import type { ApplicationExecutor } from '../../client/executor.js';
 import { MagiClient } from '../../client/magi-client.js';
 import type { Session } from '../../client/session.js';
 import type { EvidenceResult, TerminalPayload } from '../../client/wire-types.js';
+import type { Clock } from '../../core/clock.js';
+import { PROFILE_LIMITS } from '../../core/limits.js';
 import type { TestDaemon } from '../helpers/daemon.js';
 import type { ScriptedProvider } from '../helpers/scripted-provider.js';
 import { until } from '../routes/session.resources.fixture.js';
@@ -26,7 +28,12 @@ interface Scene {
  * A session with the `lookup` tool and an executor on one cuttable connection; `during` runs inside
  * the handler, before it returns `{}`.
  */
-async function scene(t: Test, during?: (executor: ApplicationExecutor) => unknown): Promise<Scene> {
+async function scene(
+  t: Test,
+  during?: (executor: ApplicationExecutor) => unknown,
+  /** The executor's retry options; by default a 1 ms real-time wait. */
+  retry: (daemon: TestDaemon) => { retryDelayMs: number; clock?: Clock } = () => ({ retryDelayMs: 1 }),
+): Promise<Scene> {
   const { daemon, provider } = await turnDaemon(t);
   const net = new Severable(await daemon.socketPath());
   const sent: Frame[] = [];
@@ -46,7 +53,7 @@ async function scene(t: Test, during?: (executor: ApplicationExecutor) => unknow
         return {};
       },
     },
-    { retryDelayMs: 1 },
+    retry(daemon),
   );
   t.teardown(() => executor.close());
   const send = net.beforeSend;
@@ -263,3 +270,30 @@ t.test('a completed rotation replaces the proof: the new secret resumes the exec
   await resumesAgain(t, s);
   t.equal(s.executor.generation, 2);
 });
+
+t.test(
+  'a rotation whose candidate expired while the executor was away resumes with the old secret',
+  async (t) => {
+    const s = await scene(
+      t,
+      (executor) => executor.rotate().catch(() => {}),
+      // The executor waits as long as the candidate lives, on the daemon's clock.
+      (daemon) => ({ retryDelayMs: PROFILE_LIMITS.executor_rotation_timeout_ms, clock: daemon.clock }),
+    );
+    s.net.refusals = 1;
+    loseRequest(s.net, 'executor.rotate_confirm');
+    s.provider.replyToolCalls([{ id: 'c1', name: 'lookup', arguments: '{"path":"a"}' }]).reply(['done']);
+    const turn = await s.session.startTurn('go', { executor: s.executor });
+    await until(() => s.net.refused === 1, 'a reconnect to fail');
+    await until(() => s.daemon.app.executors.attachmentOf(s.executor.id) === null, 'the executor to detach');
+    const attempts = s.net.lines.length;
+    s.daemon.clock.advance(PROFILE_LIMITS.executor_rotation_timeout_ms - 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    t.equal(s.net.lines.length, attempts, 'the retry waits on the executor clock, not in real time');
+    s.daemon.clock.advance(1);
+    await ranOnceAndSettled(t, s, turn.accepted.turn_id);
+    t.equal(s.net.refused, 1);
+    s.net.beforeSend = () => true;
+    await resumesAgain(t, s);
+  },
+);

@@ -77,6 +77,21 @@ t.test('registering a name again replaces its revision; a refusal carries its co
   t.equal((await session.resources()).entries.length, 1, 'a refusal changes nothing');
 });
 
+t.test('a refused turn.start throws its code and leaves no listener behind', async (t) => {
+  const { daemon, provider } = await turnDaemon(t);
+  const client = await MagiClient.over(() => daemon.open('socket'));
+  const session = await client.createSession(daemon.workspace);
+  const hold = provider.hold();
+  provider.script(stream([hold, sse(chunk({ content: 'first' }, { finishReason: 'stop' })), done()]));
+  const first = await session.startTurn('one');
+  await t.rejects(session.startTurn('two'), new WireCallError('turn.start', 'session_busy'));
+  hold.release();
+  const texts: string[] = [];
+  for await (const event of first.events)
+    if (event.event === 'turn.assistant_delta') texts.push(event.payload.delta);
+  t.same(texts, ['first'], 'the events of the first turn only');
+});
+
 t.test('a dropped controller ends the iterator; a new controller reads the turn that went on', async (t) => {
   const { daemon, provider } = await turnDaemon(t);
   const client = await MagiClient.over(() => daemon.open('socket'));

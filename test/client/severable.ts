@@ -29,6 +29,9 @@ export class Severable {
   beforeReceive: (frame: Frame, line: Line) => boolean = () => true;
   /** While set, new connections wait for it: the daemon sees the client stay away. */
   gate: Promise<void> | null = null;
+  /** How many of the next connections fail as if no daemon listened; `refused` counts those that did. */
+  refusals = 0;
+  refused = 0;
 
   constructor(path: string) {
     this.#path = path;
@@ -40,6 +43,11 @@ export class Severable {
 
   open = async (): Promise<WireClient> => {
     if (this.gate) await this.gate;
+    if (this.refusals > 0) {
+      this.refusals--;
+      this.refused++;
+      throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    }
     const socket = connect(this.#path);
     await once(socket, 'connect');
     const line: Line = {
