@@ -69,31 +69,10 @@ export class Session {
    */
   async startTurn(prompt: string, options: { executor?: ApplicationExecutor } = {}): Promise<Turn> {
     const listing = await this.resources();
-    const tools = listing.entries.filter((entry) => entry.kind === 'tool');
-    const application: ApplicationSelection = {
-      expected_registry_revision: listing.registry_revision,
-      executor_id: tools.length > 0 ? (options.executor?.id ?? null) : null,
-      executor_generation: tools.length > 0 ? (options.executor?.generation ?? null) : null,
-      tool_authorizations: tools.map(({ resource_id, revision_id, revision_sha256 }) => ({
-        resource_id,
-        revision_id,
-        revision_sha256,
-      })),
-    };
+    const payload =
+      listing.entries.length > 0 ? { prompt, application: selection(listing, options.executor) } : { prompt };
     const operation = operationId();
-    const queue = new EventQueue<TurnEvent>();
-    const stopListening = this.#client.onEvent((frame: EventFrame) => {
-      if (frame.session_id !== this.id || frame.operation_id !== operation) return false;
-      queue.push(frame as unknown as TurnEvent);
-      if (frame.event === 'turn.terminal') {
-        stopListening();
-        stopClose();
-        queue.end();
-      }
-      return true;
-    });
-    const stopClose = this.#client.onClose(() => queue.fail(new TurnConnectionLost()));
-    const payload = listing.entries.length > 0 ? { prompt, application } : { prompt };
+    const { events, stop } = this.#follow(operation);
     let accepted: TurnStartResult;
     try {
       accepted = await typedCall<TurnStartResult>(
@@ -103,12 +82,11 @@ export class Session {
         this.#envelope(operation),
       );
     } catch (error) {
-      stopListening();
-      stopClose();
+      stop();
       throw error;
     }
     options.executor?.bindTurn(accepted.turn_id, this.id);
-    return { accepted, events: queue };
+    return { accepted, events };
   }
 
   /** Cancels the active turn; its terminal (`cancelled`) follows on the events. */
@@ -169,7 +147,45 @@ export class Session {
     return current?.revision_id ?? null;
   }
 
+  /**
+   * Collects the events of the turn `operation` starts (they carry its operation id) until its terminal,
+   * or until the connection closes.
+   */
+  #follow(operation: string): { events: EventQueue<TurnEvent>; stop: () => void } {
+    const events = new EventQueue<TurnEvent>();
+    const stopClose = this.#client.onClose(() => events.fail(new TurnConnectionLost()));
+    const stopEvents = this.#client.onEvent((frame: EventFrame) => {
+      if (frame.session_id !== this.id || frame.operation_id !== operation) return false;
+      events.push(frame as unknown as TurnEvent);
+      if (frame.event === 'turn.terminal') {
+        stop();
+        events.end();
+      }
+      return true;
+    });
+    const stop = () => {
+      stopEvents();
+      stopClose();
+    };
+    return { events, stop };
+  }
+
   #envelope(operation: string | null): Envelope {
     return { session: this.id, control: this.#control, operation };
   }
+}
+
+/** The `application` member selecting the whole current registry, with `executor` for its tools. */
+function selection(listing: ListResult, executor: ApplicationExecutor | undefined): ApplicationSelection {
+  const tools = listing.entries.filter((entry) => entry.kind === 'tool');
+  return {
+    expected_registry_revision: listing.registry_revision,
+    executor_id: tools.length > 0 ? (executor?.id ?? null) : null,
+    executor_generation: tools.length > 0 ? (executor?.generation ?? null) : null,
+    tool_authorizations: tools.map(({ resource_id, revision_id, revision_sha256 }) => ({
+      resource_id,
+      revision_id,
+      revision_sha256,
+    })),
+  };
 }
