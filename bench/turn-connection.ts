@@ -53,7 +53,7 @@ export class RefusedError extends Error {
  * and holds its own executor on the same connection, with the `lookup` tool registered, and runs one
  * turn at a time, answering each `turn.application_tool_call` at once with a success `{}`. Lines are
  * split with a plain newline search and each parsed once, so that the client's own cost stays small
- * (core/client/wire-client.ts keeps every frame it receives and searches the events nobody awaited,
+ * (client/wire-client.ts keeps every frame it receives and searches the events nobody awaited,
  * which would grow with every turn of a run).
  */
 export class TurnConnection {

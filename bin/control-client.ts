@@ -1,4 +1,4 @@
-import { connectSocket } from '../core/client/wire-client.js';
+import { connectSocket } from '../client/wire-client.js';
 
 type Connected = Awaited<ReturnType<typeof connectSocket>>;
 

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { EXECUTOR_METHOD, ExecutorAttachResult, ResumeSecret } from './executor-schemas.js';
 import { WireId } from './schemas.js';
 
-const Payload = Type.Object(
+export const Payload = Type.Object(
   { executor_id: WireId, resume_secret: ResumeSecret },
   { additionalProperties: false },
 );

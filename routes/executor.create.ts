@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { EXECUTOR_METHOD } from './executor-schemas.js';
 import { EmptyPayload } from './schemas.js';
 
-const Result = Type.Object({
+export const Result = Type.Object({
   executor_id: Type.String(),
   executor_generation: Type.Literal(1),
   resume_secret: Type.String(),

@@ -3,12 +3,12 @@ import { Type } from 'typebox';
 import { EXECUTOR_METHOD, ExecutorGeneration } from './executor-schemas.js';
 import { WireId } from './schemas.js';
 
-const Payload = Type.Object(
+export const Payload = Type.Object(
   { executor_id: WireId, executor_generation: ExecutorGeneration },
   { additionalProperties: false },
 );
 
-const Result = Type.Object({
+export const Result = Type.Object({
   executor_id: Type.String(),
   executor_generation: Type.Integer(),
   status: Type.Literal('released'),

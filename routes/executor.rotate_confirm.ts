@@ -3,12 +3,12 @@ import { Type } from 'typebox';
 import { EXECUTOR_METHOD, ExecutorGeneration, ResumeSecret } from './executor-schemas.js';
 import { WireId } from './schemas.js';
 
-const Payload = Type.Object(
+export const Payload = Type.Object(
   { executor_id: WireId, executor_generation: ExecutorGeneration, resume_secret: ResumeSecret },
   { additionalProperties: false },
 );
 
-const Result = Type.Object({ executor_id: Type.String(), executor_generation: Type.Integer() });
+export const Result = Type.Object({ executor_id: Type.String(), executor_generation: Type.Integer() });
 
 /** `executor.rotate_confirm`: the pending candidate becomes the only proof; the generation stays. */
 const executorRotateConfirm: FastifyPluginAsyncTypebox = async (fastify) => {

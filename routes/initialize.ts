@@ -8,7 +8,7 @@ import { SERVICE_LIMITS, WIRE_LIMITS } from '../core/limits.js';
 
 const Field = Type.String({ minLength: 1, maxLength: SERVICE_LIMITS.client_field_bytes });
 
-const Payload = Type.Object(
+export const Payload = Type.Object(
   {
     wire: Type.Integer(),
     client: Type.Object({ name: Field, version: Field }, { additionalProperties: false }),
@@ -17,7 +17,7 @@ const Payload = Type.Object(
   { additionalProperties: false },
 );
 
-const Result = Type.Object({
+export const Result = Type.Object({
   wire: Type.Literal(2),
   instance_id: Type.String(),
   connection_id: Type.String(),

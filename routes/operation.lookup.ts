@@ -4,9 +4,9 @@ import { WireError } from '../core/errors.js';
 import { withoutManifests } from '../core/turns/application-manifest.js';
 import { WireId } from './schemas.js';
 
-const Payload = Type.Object({ operation_id: WireId }, { additionalProperties: false });
+export const Payload = Type.Object({ operation_id: WireId }, { additionalProperties: false });
 
-const Result = Type.Object({
+export const Result = Type.Object({
   operation_id: Type.String(),
   method: Type.Union([Type.String(), Type.Null()]),
   status: Type.Union([

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { EmptyPayload, Snapshot } from './schemas.js';
 
-const Result = Type.Object({
+export const Result = Type.Object({
   control_token: Type.String(),
   grant_generation: Type.Integer(),
   snapshot: Snapshot,

@@ -4,7 +4,7 @@ import { WireError } from '../core/errors.js';
 import { SERVICE_LIMITS } from '../core/limits.js';
 import { checkWorkspace } from '../core/sessions/workspace.js';
 
-const Payload = Type.Object(
+export const Payload = Type.Object(
   {
     workspace: Type.String({ minLength: 1, maxLength: SERVICE_LIMITS.workspace_path_bytes }),
     title: Type.Union([Type.String({ maxLength: SERVICE_LIMITS.title_bytes }), Type.Null()]),
@@ -12,7 +12,7 @@ const Payload = Type.Object(
   { additionalProperties: false },
 );
 
-const Result = Type.Object({ session_id: Type.String(), workspace: Type.String() });
+export const Result = Type.Object({ session_id: Type.String(), workspace: Type.String() });
 
 /** `session.create`: a new durable session over an existing workspace directory. */
 const sessionCreate: FastifyPluginAsyncTypebox = async (fastify) => {

@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { WireId } from './schemas.js';
 
-const Payload = Type.Object({ turn_id: WireId }, { additionalProperties: false });
+export const Payload = Type.Object({ turn_id: WireId }, { additionalProperties: false });
 
-const CallEvidence = Type.Object({
+export const CallEvidence = Type.Object({
   call_id: Type.String(),
   provider_call_id: Type.String(),
   name: Type.String(),
@@ -19,7 +19,7 @@ const CallEvidence = Type.Object({
   remaining_ms: Type.Union([Type.Integer(), Type.Null()]),
 });
 
-const Result = Type.Object({
+export const Result = Type.Object({
   turn_id: Type.String(),
   application_manifest: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
   calls: Type.Array(CallEvidence),

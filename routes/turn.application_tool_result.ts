@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { ToolResultPayload as ToolResult } from '../core/turns/tool-result.js';
 import { ToolResultPayload } from './turn-schemas.js';
 
-const Result = Type.Object({ call_id: Type.String(), status: Type.Literal('accepted') });
+export const Result = Type.Object({ call_id: Type.String(), status: Type.Literal('accepted') });
 
 /**
  * `turn.application_tool_result`: the executor's result of one dispatched call, on its attached connection

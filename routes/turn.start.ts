@@ -3,12 +3,12 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ApplicationSelection, TURN_MUTATION } from './turn-schemas.js';
 
-const Payload = Type.Object(
+export const Payload = Type.Object(
   { prompt: Type.String({ minLength: 1 }), application: Type.Optional(ApplicationSelection) },
   { additionalProperties: false },
 );
 
-const Result = Type.Object({
+export const Result = Type.Object({
   turn_id: Type.String(),
   status: Type.Literal('accepted'),
   application_manifest: Type.Optional(

@@ -3,8 +3,8 @@ import { Type } from 'typebox';
 import { WireId } from './schemas.js';
 import { TURN_MUTATION } from './turn-schemas.js';
 
-const Payload = Type.Object({ turn_id: WireId }, { additionalProperties: false });
-const Result = Type.Object({ turn_id: Type.String(), status: Type.Literal('cancelling') });
+export const Payload = Type.Object({ turn_id: WireId }, { additionalProperties: false });
+export const Result = Type.Object({ turn_id: Type.String(), status: Type.Literal('cancelling') });
 
 /** `turn.stop`: cancels the session's active turn; its `turn.terminal` (cancelled) follows as an event. */
 const turnStop: FastifyPluginAsyncTypebox = async (fastify) => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import t, { type Test } from 'tap';
 import { type StdioStreams, stdio } from '../../bin/stdio.js';
-import { WireClient } from '../../core/client/wire-client.js';
+import { WireClient } from '../../client/wire-client.js';
 import { lockHome } from '../../core/endpoint/home-lock.js';
 
 const NO_PROVIDER = { baseUrl: null, model: null, apiKey: null };

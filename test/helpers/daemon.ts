@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { connectSocket, WireClient } from '../../core/client/wire-client.js';
+import { connectSocket, WireClient } from '../../client/wire-client.js';
 import { type AppOptions, buildApp } from '../../plugins/app.js';
 import { type FakeClock, fakeClock } from './fake-clock.js';
 

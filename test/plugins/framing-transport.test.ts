@@ -1,6 +1,6 @@
 import { PassThrough, Writable } from 'node:stream';
 import t from 'tap';
-import { WireClient } from '../../core/client/wire-client.js';
+import { WireClient } from '../../client/wire-client.js';
 import type { Connection } from '../../core/connections/connection.js';
 import { op, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { heldRoute } from '../helpers/held-route.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { connectSocket } from '../../core/client/wire-client.js';
+import { connectSocket } from '../../client/wire-client.js';
 import { SERVICE_LIMITS } from '../../core/limits.js';
 import { startDaemon, TRANSPORTS } from '../helpers/daemon.js';
 import { heldRoute } from '../helpers/held-route.js';

@@ -49,7 +49,7 @@ t.test('the stop refuses new connections in the same step', async (t) => {
   await daemon.socketPath();
   daemon.clock.advance(1000);
   t.equal(stops.length, 1);
-  const { connectSocket } = await import('../../core/client/wire-client.js');
+  const { connectSocket } = await import('../../client/wire-client.js');
   const { client } = await connectSocket(await daemon.socketPath());
   const outcome = await client.initialize().then(
     () => 'served',

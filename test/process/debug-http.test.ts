@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
-import { connectSocket } from '../../core/client/wire-client.js';
+import { connectSocket } from '../../client/wire-client.js';
 import { claimedSession } from '../helpers/daemon.js';
 import { shortTempDir, startDaemon } from './spawn-daemon.js';
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
-import { connectSocket } from '../../core/client/wire-client.js';
+import { connectSocket } from '../../client/wire-client.js';
 import { logLines, shortTempDir, sleep, startDaemon } from './spawn-daemon.js';
 
 /** Long enough that the test connects after the ready line well before the first idle stop could fire. */

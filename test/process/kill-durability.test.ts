@@ -2,7 +2,7 @@ import { lstatSync, mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
-import { connectSocket, type WireClient } from '../../core/client/wire-client.js';
+import { connectSocket, type WireClient } from '../../client/wire-client.js';
 import { op } from '../helpers/daemon.js';
 import { shortTempDir, startDaemon } from './spawn-daemon.js';
 

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { connectSocket } from '../../core/client/wire-client.js';
+import { connectSocket } from '../../client/wire-client.js';
 import { type MagidProcess, runMagid, shortTempDir, startDaemon, startStdio } from './spawn-daemon.js';
 
 // Eight daemons start from the TypeScript sources, each in a few seconds: more than the default file timeout.

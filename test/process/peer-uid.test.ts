@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { connectSocket } from '../../core/client/wire-client.js';
+import { connectSocket } from '../../client/wire-client.js';
 import { logLines, MagidProcess, shortTempDir, startDaemon } from './spawn-daemon.js';
 
 const NOBODY = 65_534;

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { connectSocket } from '../../core/client/wire-client.js';
+import { connectSocket } from '../../client/wire-client.js';
 import { expectedRevisionSha256, sha256Hex } from '../routes/session.resources.fixture.js';
 import { PROJECT_ROOT, shortTempDir, startDaemon } from './spawn-daemon.js';
 

@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { connectSocket } from '../../core/client/wire-client.js';
+import { connectSocket } from '../../client/wire-client.js';
 import { logLines, shortTempDir, startDaemon } from './spawn-daemon.js';
 
 t.test('serve prints exactly one ready line and listens on a private socket', async (t) => {

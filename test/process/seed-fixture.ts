@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Test } from 'tap';
-import { connectSocket, type WireClient } from '../../core/client/wire-client.js';
+import { connectSocket, type WireClient } from '../../client/wire-client.js';
 import { claimedSession } from '../helpers/daemon.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
 import type { Controller } from '../routes/session.resources.fixture.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { EventFrame } from '../../core/client/wire-client.js';
+import type { EventFrame } from '../../client/wire-client.js';
 import { op } from '../helpers/daemon.js';
 import { stream, toolCallStream } from '../helpers/provider-streams.js';
 import {

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { connectSocket, type ResponseFrame } from '../../core/client/wire-client.js';
+import { connectSocket, type ResponseFrame } from '../../client/wire-client.js';
 import { logLines, shortTempDir, startDaemon } from './spawn-daemon.js';
 
 const PIPELINED_REQUESTS = 50;

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { connectSocket } from '../../core/client/wire-client.js';
+import { connectSocket } from '../../client/wire-client.js';
 import { claimedSession, op } from '../helpers/daemon.js';
 import {
   type Controller,

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WireClient } from '../../core/client/wire-client.js';
+import { WireClient } from '../../client/wire-client.js';
 
 /** The project root: `bin/magid.ts` runs from here. */
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

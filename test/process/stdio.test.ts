@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import type { ResponseFrame, WireClient } from '../../core/client/wire-client.js';
+import type { ResponseFrame, WireClient } from '../../client/wire-client.js';
 import { claimedSession, op } from '../helpers/daemon.js';
 import { stream } from '../helpers/provider-streams.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';

@@ -6,7 +6,7 @@ import {
   type Envelope,
   type ResponseFrame,
   type WireClient,
-} from '../../core/client/wire-client.js';
+} from '../../client/wire-client.js';
 import { ERROR_MESSAGES } from '../../core/errors.js';
 import { op } from '../helpers/daemon.js';
 import { stream } from '../helpers/provider-streams.js';

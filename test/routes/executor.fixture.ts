@@ -1,4 +1,4 @@
-import type { WireClient } from '../../core/client/wire-client.js';
+import type { WireClient } from '../../client/wire-client.js';
 import type { TestDaemon } from '../helpers/daemon.js';
 import { op } from '../helpers/daemon.js';
 

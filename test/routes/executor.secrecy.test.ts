@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import pino from 'pino';
 import t from 'tap';
-import type { WireClient } from '../../core/client/wire-client.js';
+import type { WireClient } from '../../client/wire-client.js';
 import { sha256 } from '../../core/hashing.js';
 import { newId } from '../../core/ids.js';
 import { claimedSession, op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { Envelope, WireClient } from '../../core/client/wire-client.js';
+import type { Envelope, WireClient } from '../../client/wire-client.js';
 import { claimedSession, op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
 import { confirmedExecutor } from './executor.fixture.js';
 import {

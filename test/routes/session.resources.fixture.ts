@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ResponseFrame, WireClient } from '../../core/client/wire-client.js';
+import type { ResponseFrame, WireClient } from '../../client/wire-client.js';
 import { claimedSession, op, type TestDaemon, type Transport } from '../helpers/daemon.js';
 
 export {

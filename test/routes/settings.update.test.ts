@@ -1,7 +1,7 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import type { WireClient } from '../../core/client/wire-client.js';
+import type { WireClient } from '../../client/wire-client.js';
 import { op, TRANSPORTS } from '../helpers/daemon.js';
 import { catalogDaemon, listing } from './catalog.fixture.js';
 import { codeOf } from './session.resources.fixture.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { EventFrame } from '../../core/client/wire-client.js';
+import type { EventFrame } from '../../client/wire-client.js';
 import { OPERATION_RETENTION_MS, PROFILE_LIMITS } from '../../core/limits.js';
 import { op, TRANSPORTS } from '../helpers/daemon.js';
 import { type Controller, codeOf, resultOf, until } from './session.resources.fixture.js';

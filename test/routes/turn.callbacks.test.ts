@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { WireClient } from '../../core/client/wire-client.js';
+import type { WireClient } from '../../client/wire-client.js';
 import { PROFILE_LIMITS } from '../../core/limits.js';
 import { op, TRANSPORTS } from '../helpers/daemon.js';
 import { codeOf, resultOf, until } from './session.resources.fixture.js';

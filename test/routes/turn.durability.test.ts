@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { WireClient } from '../../core/client/wire-client.js';
+import type { WireClient } from '../../client/wire-client.js';
 import type { HistoryStore } from '../../core/history/history-store.js';
 import { TRANSPORTS } from '../helpers/daemon.js';
 import { codeOf, resultOf } from './session.resources.fixture.js';

@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import type { EventFrame, WireClient } from '../../core/client/wire-client.js';
+import type { EventFrame, WireClient } from '../../client/wire-client.js';
 import { op, startDaemon, type TestDaemon, type Transport } from '../helpers/daemon.js';
 import { chunk, done, type Hold, sse, stream } from '../helpers/provider-streams.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';

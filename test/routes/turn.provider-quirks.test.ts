@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import type { EventFrame, WireClient } from '../../core/client/wire-client.js';
+import type { EventFrame, WireClient } from '../../client/wire-client.js';
 import { ERROR_MESSAGES } from '../../core/errors.js';
 import { QUIRKS } from '../helpers/provider-streams.js';
 import {

@@ -3,8 +3,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { connectSocket, WireClient } from '../../../core/client/wire-client.js';
-import { firstLine, spawnPlainNode } from '../endpoint/plain-node.js';
+import { connectSocket, WireClient } from '../../client/wire-client.js';
+import { firstLine, spawnPlainNode } from '../core/endpoint/plain-node.js';
 
 t.test('the client refuses a daemon that runs as another user', async (t) => {
   t.equal(process.getuid?.(), 0, 'this test runs as root, to start a server as nobody');
@@ -58,4 +58,41 @@ t.test('frames are sorted into responses, id-less responses and events', async (
   t.equal((await client.event('e')).event, 'e');
   client.closedByPeer();
   await t.rejects(client.response('never'), /closed/);
+});
+
+const EVENT = (name: string) =>
+  `{"type":"event","event":"${name}","session_id":null,"operation_id":null,"grant_generation":null,"sequence":null,"payload":{}}\n`;
+
+t.test('event listeners take events before the queue; close listeners hear the close once', async (t) => {
+  const client = new WireClient({ write: () => {}, end: () => {} });
+  const taken: string[] = [];
+  const stop = client.onEvent((frame) => {
+    taken.push(frame.event);
+    return frame.event === 'mine';
+  });
+  client.receive(EVENT('mine') + EVENT('other'));
+  t.same(taken, ['mine', 'other'], 'the listener saw both');
+  t.same(
+    client.pendingEvents.map((frame) => frame.event),
+    ['other'],
+    'only the event it left was queued',
+  );
+  stop();
+  client.receive(EVENT('mine'));
+  t.equal(client.pendingEvents.length, 2, 'a removed listener takes nothing');
+  let closes = 0;
+  client.onClose(() => closes++);
+  client.closedByPeer();
+  client.closedByPeer();
+  t.equal(closes, 1);
+});
+
+t.test('without history, nothing is kept of frames or events nobody took', async (t) => {
+  const client = new WireClient({ write: () => {}, end: () => {} }, { keepHistory: false });
+  client.receive(EVENT('e'));
+  t.same(client.received, []);
+  t.same(client.pendingEvents, []);
+  const waiting = client.event('e');
+  client.receive(EVENT('e'));
+  t.equal((await waiting).event, 'e', 'an event awaited before it arrives is still delivered');
 });

@@ -1,9 +1,9 @@
 import { connect, type Socket } from 'node:net';
-import { isSameUser, peerCredentials } from '../endpoint/peer-credentials.js';
-import { newId } from '../ids.js';
-import { WIRE_LIMITS } from '../limits.js';
-import type { EventFrame as DaemonEventFrame } from '../wire/frames.js';
-import { LineSplitter } from '../wire/line-splitter.js';
+import { isSameUser, peerCredentials } from '../core/endpoint/peer-credentials.js';
+import { newId } from '../core/ids.js';
+import { WIRE_LIMITS } from '../core/limits.js';
+import type { EventFrame as DaemonEventFrame } from '../core/wire/frames.js';
+import { LineSplitter } from '../core/wire/line-splitter.js';
 
 export interface ResponseFrame {
   type: 'response';
@@ -22,6 +22,10 @@ export interface Envelope {
   control?: string | null;
   operation?: string | null;
   id?: string;
+}
+
+export interface WireClientOptions {
+  keepHistory?: boolean;
 }
 
 /** A refusal from the daemon, carrying its wire error code. */
@@ -52,13 +56,26 @@ export class WireClient {
   readonly #events: EventFrame[] = [];
   #responseWaiters: Array<Waiter<ResponseFrame>> = [];
   #eventWaiters: Array<Waiter<EventFrame>> = [];
+  readonly #eventListeners = new Set<(frame: EventFrame) => boolean>();
+  readonly #closeListeners = new Set<() => void>();
   #closed = false;
   /** Every frame received, in order, for tests that check ordering or privacy. */
   readonly received: string[] = [];
 
-  constructor(transport: { write: (line: string) => void; end: () => void }) {
+  readonly #keepHistory: boolean;
+
+  /**
+   * With `keepHistory` (the default), every frame received is kept in `received` and every event no
+   * listener took is queued for `event()`, as tests want; a long-lived application turns it off so
+   * that nothing grows without bound (then `event()` sees only events that arrive while it waits).
+   */
+  constructor(
+    transport: { write: (line: string) => void; end: () => void },
+    options: WireClientOptions = {},
+  ) {
     this.#write = transport.write;
     this.#end = transport.end;
+    this.#keepHistory = options.keepHistory ?? true;
   }
 
   /** Feeds bytes read from the daemon. */
@@ -66,7 +83,7 @@ export class WireClient {
     for (const line of this.#splitter.push(typeof bytes === 'string' ? Buffer.from(bytes) : bytes)) {
       if (line.kind !== 'line') continue;
       const text = line.bytes.toString('utf8');
-      this.received.push(text);
+      if (this.#keepHistory) this.received.push(text);
       const frame = JSON.parse(text) as ResponseFrame | EventFrame;
       if (frame.type === 'event') this.#deliverEvent(frame);
       else this.#deliverResponse(frame);
@@ -75,12 +92,29 @@ export class WireClient {
 
   /** The transport closed: every waiter fails. */
   closedByPeer(): void {
+    if (this.#closed) return;
     this.#closed = true;
     for (const waiter of [...this.#responseWaiters, ...this.#eventWaiters]) {
       waiter.reject(new Error('connection closed'));
     }
     this.#responseWaiters = [];
     this.#eventWaiters = [];
+    for (const listener of this.#closeListeners) listener();
+  }
+
+  /**
+   * Offers every later event to `listener` before it is queued; an event the listener takes (returns
+   * true for) is not queued. Returns the function that removes the listener.
+   */
+  onEvent(listener: (frame: EventFrame) => boolean): () => void {
+    this.#eventListeners.add(listener);
+    return () => this.#eventListeners.delete(listener);
+  }
+
+  /** Calls `listener` once the transport has closed. Returns the function that removes it. */
+  onClose(listener: () => void): () => void {
+    this.#closeListeners.add(listener);
+    return () => this.#closeListeners.delete(listener);
   }
 
   get closed(): boolean {
@@ -177,7 +211,10 @@ export class WireClient {
     if (waiter) {
       this.#eventWaiters = this.#eventWaiters.filter((w) => w !== waiter);
       waiter.resolve(frame);
-    } else this.#events.push(frame);
+      return;
+    }
+    for (const listener of this.#eventListeners) if (listener(frame)) return;
+    if (this.#keepHistory) this.#events.push(frame);
   }
 
   #wait<T>(
@@ -215,6 +252,7 @@ export class WireClient {
  */
 export function connectSocket(
   path: string,
+  options: WireClientOptions = {},
 ): Promise<{ client: WireClient; socket: Socket; daemonPid: number }> {
   return new Promise((resolve, reject) => {
     const socket = connect(path);
@@ -227,7 +265,10 @@ export function connectSocket(
         reject(new Error('the daemon on this socket runs as another user'));
         return;
       }
-      const client = new WireClient({ write: (line) => socket.write(line), end: () => socket.end() });
+      const client = new WireClient(
+        { write: (line) => socket.write(line), end: () => socket.end() },
+        options,
+      );
       socket.on('data', (bytes: Buffer) => client.receive(bytes));
       socket.on('close', () => client.closedByPeer());
       socket.on('error', () => {});

@@ -1,0 +1,104 @@
+/**
+ * The wire's payloads and results as the daemon validates them: each type is the static type of the
+ * route's own TypeBox schema (type-only imports, so nothing of the daemon is loaded). Events have no
+ * schema on the daemon side; their payloads are written out here as docs/protocol.md section 11 states.
+ */
+import type { Static } from 'typebox';
+import type { Result as ExecutorCreate } from '../routes/executor.create.js';
+import type { Result as ExecutorRotate } from '../routes/executor.rotate.js';
+import type { ExecutorAttachResult, PendingCallResult } from '../routes/executor-schemas.js';
+import type { Result as Initialize } from '../routes/initialize.js';
+import type { Result as OperationLookup } from '../routes/operation.lookup.js';
+import type {
+  Descriptor as DescriptorSchema,
+  ListResult as ListResultSchema,
+  RegisterResult as RegisterResultSchema,
+  ResourcePayload,
+} from '../routes/registry-schemas.js';
+import type { Result as SessionClaim } from '../routes/session.claim.js';
+import type { Result as SessionCreate } from '../routes/session.create.js';
+import type {
+  Result as ApplicationEvidence,
+  CallEvidence as CallEvidenceSchema,
+} from '../routes/turn.application_evidence.js';
+import type { Result as ToolResultAck } from '../routes/turn.application_tool_result.js';
+import type { Result as TurnStart } from '../routes/turn.start.js';
+import type {
+  ApplicationSelection as ApplicationSelectionSchema,
+  ToolResultPayload,
+} from '../routes/turn-schemas.js';
+
+export type InitializeResult = Static<typeof Initialize>;
+export type SessionCreateResult = Static<typeof SessionCreate>;
+export type SessionClaimResult = Static<typeof SessionClaim>;
+export type Resource = Static<typeof ResourcePayload>;
+export type ResourceSource = Resource['source'];
+export type Descriptor = Static<typeof DescriptorSchema>;
+export type ListResult = Static<typeof ListResultSchema>;
+export type RegisterResult = Static<typeof RegisterResultSchema>;
+export type ExecutorCreateResult = Static<typeof ExecutorCreate>;
+export type ExecutorAttach = Static<typeof ExecutorAttachResult>;
+export type ExecutorRotateResult = Static<typeof ExecutorRotate>;
+export type PendingCall = Static<typeof PendingCallResult>;
+export type ApplicationSelection = Static<typeof ApplicationSelectionSchema>;
+export type TurnStartResult = Static<typeof TurnStart>;
+export type ToolResult = Static<typeof ToolResultPayload>;
+export type ToolOutcome = ToolResult['outcome'];
+export type ToolResultAcknowledgment = Static<typeof ToolResultAck>;
+export type EvidenceResult = Static<typeof ApplicationEvidence>;
+export type CallEvidence = Static<typeof CallEvidenceSchema>;
+export type OperationLookupResult = Static<typeof OperationLookup>;
+
+/** `turn.activity`'s `activity`. */
+export type Activity =
+  | { kind: 'reasoning' }
+  | { kind: 'tool_call_requested' }
+  | { kind: 'tool_call'; call: string; status: 'pending' | 'waiting_for_executor' | 'succeeded' | 'failed' };
+
+/** `turn.terminal`'s payload. */
+export interface TerminalPayload {
+  turn_id: string;
+  status: 'completed' | 'failed' | 'cancelled';
+  error: { code: string; message: string } | null;
+  assistant_text: string;
+  activity_dropped: number;
+  application_manifest?: Record<string, unknown> | null;
+}
+
+interface TurnFrame<Name extends string, Payload> {
+  event: Name;
+  session_id: string;
+  operation_id: string;
+  grant_generation: number;
+  sequence: number;
+  payload: Payload;
+}
+
+/** The four events of a turn, as its controller receives them. */
+export type TurnEvent =
+  | TurnFrame<'turn.started', { turn_id: string }>
+  | TurnFrame<'turn.assistant_delta', { turn_id: string; delta: string }>
+  | TurnFrame<'turn.activity', { turn_id: string; activity: Activity }>
+  | TurnFrame<'turn.terminal', TerminalPayload>;
+
+/** `turn.application_tool_call`'s payload: one dispatch of an application call. */
+export interface ToolCallPayload {
+  turn_id: string;
+  call_id: string;
+  provider_call_id: string;
+  executor_id: string;
+  executor_generation: number;
+  resource_id: string;
+  revision_id: string;
+  revision_sha256: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  timeout_ms: number;
+}
+
+/** `turn.application_tool_cancel`'s payload. */
+export interface ToolCancelPayload {
+  turn_id: string;
+  call_id: string;
+  reason: 'cancelled' | 'tool_timeout';
+}
