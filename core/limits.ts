@@ -117,3 +117,15 @@ export const TURN_LIMITS = {
   /** Earlier turns of the session whose prompt and answer reach the provider as conversation. */
   context_turns: 20,
 } as const;
+
+/** Daemon-chosen bounds of the titles the daemon asks the provider for; documented in docs/protocol.md. */
+export const TITLE_LIMITS = {
+  /** UTF-8 bytes a stored title may take, after trimming; longer answers are cut between characters. */
+  title_bytes: 80,
+  /** From the request's start; at this deadline the request is aborted and the session keeps no title. */
+  deadline_ms: 10_000,
+  /** UTF-8 bytes of the first prompt, and of its answer, that the request carries. */
+  excerpt_bytes: 2_000,
+  /** Characters of answer read before the request is ended early: a title is one short line. */
+  answer_chars: 1_024,
+} as const;

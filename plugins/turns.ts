@@ -30,6 +30,8 @@ const turns: FastifyPluginAsync<{ clock: Clock }> = async (fastify, { clock }) =
     evidence: fastify.evidence,
     operations: fastify.operations,
     holdIdle: () => fastify.idle.hold(),
+    firstTurnCompleted: (sessionId, prompt, answer) =>
+      fastify.titles?.firstTurnCompleted(sessionId, prompt, answer),
     sink: {
       toController(event, lossy) {
         const controller = fastify.sessions.controller(event.sessionId);
@@ -102,5 +104,6 @@ export default fp(turns, {
     'provider',
     'idle-stop',
     'evidence',
+    'titles',
   ],
 });

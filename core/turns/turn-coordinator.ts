@@ -35,6 +35,11 @@ export interface TurnCoordinatorOptions {
   };
   /** Keeps the daemon from its idle stop while a turn runs; returns the release. */
   holdIdle: () => () => void;
+  /**
+   * Told when a turn completed and none of its session's earlier turns had, once its terminal is durable
+   * and sent: the terminal never waits for what this starts.
+   */
+  firstTurnCompleted?: (sessionId: string, prompt: string, answer: string) => void;
 }
 
 export interface TurnStart {
@@ -263,11 +268,14 @@ export class TurnCoordinator {
   async #work(turn: ActiveTurn, provider: ChatProvider, releases: Array<() => void>): Promise<void> {
     this.#emit(turn, 'turn.started', () => ({ turn_id: turn.turnId }), false);
     let ending: TurnEnding;
+    let first = false;
     try {
+      const context = this.#history.context(turn.sessionId, turn.turnId);
+      first = context.length === 0;
       ending = await runTurn({
         turn,
         provider,
-        context: this.#history.context(turn.sessionId, turn.turnId),
+        context,
         text: (delta) =>
           this.#emit(turn, 'turn.assistant_delta', () => ({ turn_id: turn.turnId, delta }), false),
         activity: (activity) => this.#activity(turn, activity),
@@ -278,14 +286,18 @@ export class TurnCoordinator {
     }
     turn.end(ending);
     this.#calls.endTurn(turn, ending);
-    await this.#finish(turn, turn.ending ?? ending, releases);
+    const final = turn.ending ?? ending;
+    const recorded = await this.#finish(turn, final, releases);
+    if (recorded && first && final.status === 'completed') {
+      this.#options.firstTurnCompleted?.(turn.sessionId, turn.prompt, turn.assistantText);
+    }
   }
 
   /**
    * The terminal: durable first, then the operation settles and the event goes out, so nobody sees a
-   * terminal that a crash could turn into `interrupted`.
+   * terminal that a crash could turn into `interrupted`. Resolves with whether the terminal was recorded.
    */
-  async #finish(turn: ActiveTurn, ending: TurnEnding, releases: Array<() => void>): Promise<void> {
+  async #finish(turn: ActiveTurn, ending: TurnEnding, releases: Array<() => void>): Promise<boolean> {
     const base = {
       turn_id: turn.turnId,
       status: ending.status,
@@ -295,8 +307,10 @@ export class TurnCoordinator {
     };
     const payload = (receiverSelected: boolean) =>
       receiverSelected ? { ...base, application_manifest: turn.manifest } : { ...base };
+    let recorded = false;
     try {
       await this.#history.terminal(turn, payload(turn.manifest !== null));
+      recorded = true;
     } catch {
       // The store failed (a full disk): the turn still ends for its client; the next start records it
       // as interrupted, since its active mark stays.
@@ -309,6 +323,7 @@ export class TurnCoordinator {
       this.#emit(turn, 'turn.terminal', payload, false);
       for (const release of releases) release();
     }
+    return recorded;
   }
 
   #activity(turn: ActiveTurn, activity: Record<string, unknown>): void {
