@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ProviderSection } from '../config/config-file.js';
+import { PROVIDER_REASONING_SUMMARY } from '../core/capabilities/describe.js';
 import type { Clock } from '../core/clock.js';
 import type { ChatProvider } from '../core/provider/chat-provider.js';
 import { OpenAiChatProvider, type OpenAiChatProviderOptions } from '../core/provider/openai-chat-provider.js';
@@ -44,11 +45,13 @@ const provider: FastifyPluginAsync<ProviderPluginOptions> = async (
   { settings, config, clock, tuning },
 ) => {
   const { baseUrl, model } = settings;
+  const configured = baseUrl !== null && model !== null;
   fastify.decorate('provider', {
     kind: 'openai_chat_completions',
     model,
-    configured: baseUrl !== null && model !== null,
+    configured,
   } satisfies ProviderInfo);
+  if (configured && config.reasoning_summary) fastify.capabilityCatalog.offer(PROVIDER_REASONING_SUMMARY);
   fastify.decorate(
     'chatProvider',
     baseUrl === null || model === null
@@ -60,6 +63,7 @@ const provider: FastifyPluginAsync<ProviderPluginOptions> = async (
           headers: config.headers,
           streamUsage: config.stream_usage,
           assistantToolCallContent: config.assistant_tool_call_content,
+          reasoningSummary: config.reasoning_summary,
           clock,
           limits: tuning?.limits,
           random: tuning?.random,
@@ -75,4 +79,4 @@ const provider: FastifyPluginAsync<ProviderPluginOptions> = async (
   );
 };
 
-export default fp(provider, { name: 'provider', fastify: '5.x' });
+export default fp(provider, { name: 'provider', fastify: '5.x', dependencies: ['framing'] });

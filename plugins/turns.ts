@@ -51,6 +51,9 @@ const turns: FastifyPluginAsync<{ clock: Clock }> = async (fastify, { clock }) =
         );
         return true;
       },
+      controllerNegotiated(sessionId, capability) {
+        return fastify.sessions.controller(sessionId)?.connection.negotiated.includes(capability) === true;
+      },
       toExecutor(connectionId, event) {
         const connection = fastify.executorConnectionById(connectionId);
         if (!connection || connection.closed) return false;

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DAEMON } from '../config/daemon.js';
-import { KNOWN_CAPABILITIES, RETIRED_CAPABILITIES } from '../core/capabilities/describe.js';
+import { RETIRED_CAPABILITIES } from '../core/capabilities/describe.js';
 import { WireError } from '../core/errors.js';
 import { SERVICE_LIMITS, WIRE_LIMITS } from '../core/limits.js';
 
@@ -46,7 +46,7 @@ const initialize: FastifyPluginAsyncTypebox = async (fastify) => {
       if (requested.some((token) => RETIRED_CAPABILITIES.includes(token))) {
         throw new WireError('unsupported_capability', 'a retired capability was requested');
       }
-      const negotiated = KNOWN_CAPABILITIES.filter((token) => requested.includes(token));
+      const negotiated = fastify.capabilityCatalog.offered.filter((token) => requested.includes(token));
       connection.initialized = true;
       connection.negotiated = negotiated;
       return {

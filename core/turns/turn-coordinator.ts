@@ -1,3 +1,4 @@
+import { PROVIDER_REASONING_SUMMARY } from '../capabilities/describe.js';
 import type { Clock } from '../clock.js';
 import { WireError } from '../errors.js';
 import type { EvidenceStore } from '../evidence/evidence-store.js';
@@ -7,10 +8,12 @@ import type { HistoryStore } from '../history/history-store.js';
 import { newId } from '../ids.js';
 import { OPERATION_RETENTION_MS } from '../limits.js';
 import type { ChatProvider } from '../provider/chat-provider.js';
+import type { ReasoningSummary } from '../provider/reasoning-summaries.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ActiveTurn } from './active-turn.js';
 import type { AcceptedController, ApplicationManifest } from './application-manifest.js';
 import { CallDispatcher, hashedId } from './call-dispatcher.js';
+import { summaryActivity } from './summary-activity.js';
 import { type ToolResultPayload, validateToolResult } from './tool-result.js';
 import { type ApplicationSelection, admitApplication } from './turn-admission.js';
 import type { TurnEvent, TurnSink } from './turn-events.js';
@@ -279,6 +282,7 @@ export class TurnCoordinator {
         text: (delta) =>
           this.#emit(turn, 'turn.assistant_delta', () => ({ turn_id: turn.turnId, delta }), false),
         activity: (activity) => this.#activity(turn, activity),
+        summary: (summary) => this.#summary(turn, summary),
         calls: this.#calls,
       });
     } catch {
@@ -330,6 +334,15 @@ export class TurnCoordinator {
     if (turn.ending) return;
     const sent = this.#emit(turn, 'turn.activity', () => ({ turn_id: turn.turnId, activity }), true);
     if (!sent) turn.countDroppedActivity();
+  }
+
+  /**
+   * A reasoning summary is produced only for a controller that negotiated `provider_reasoning_summary`:
+   * for any other receiver, or none, it does not exist (no sequence number, not counted as dropped).
+   */
+  #summary(turn: ActiveTurn, summary: ReasoningSummary): void {
+    if (!this.#options.sink.controllerNegotiated(turn.sessionId, PROVIDER_REASONING_SUMMARY)) return;
+    this.#activity(turn, summaryActivity(summary));
   }
 
   #emit(turn: ActiveTurn, event: TurnEvent['event'], payload: TurnEvent['payload'], lossy: boolean): boolean {

@@ -1,6 +1,7 @@
 import { TURN_LIMITS } from '../limits.js';
 import type { ChatProvider, ConversationMessage, FunctionTool } from '../provider/chat-provider.js';
 import { ProviderError } from '../provider/provider-error.js';
+import type { ReasoningSummary } from '../provider/reasoning-summaries.js';
 import type { ActiveTurn } from './active-turn.js';
 import { type CallDispatcher, outcomeText } from './call-dispatcher.js';
 import { TurnEnding } from './turn-failure.js';
@@ -13,6 +14,8 @@ export interface TurnWork {
   /** Emits an accepted assistant delta. */
   text: (delta: string) => void;
   activity: (activity: Record<string, unknown>) => void;
+  /** A reasoning summary the provider documents as one; shown only where the capability was negotiated. */
+  summary: (summary: ReasoningSummary) => void;
   calls: CallDispatcher;
 }
 
@@ -45,6 +48,9 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
             if (!turn.fits(event.delta)) throw new TurnEnding('failed', 'limit_exceeded');
             turn.acceptText(event.delta);
             work.text(event.delta);
+          } else if (event.kind === 'reasoning_summary') {
+            const { text, redacted, truncated } = event;
+            work.summary({ text, redacted, truncated });
           } else {
             // Each kind once a round: activity says what the model is doing, not how much of it.
             const kind = event.kind === 'reasoning' ? 'reasoning' : 'tool_call_requested';

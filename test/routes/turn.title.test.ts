@@ -117,7 +117,7 @@ for (const transport of TRANSPORTS) {
       t.equal((await listedSession(client, session))?.title, 'Mine');
     });
 
-    t.test('a failed or cancelled first turn asks for no title; the first completed one does', async (t) => {
+    t.test('a failed first turn asks for no title; the first completed one does', async (t) => {
       const { daemon, provider } = await titleDaemon(t);
       const who = await untitledSession(daemon, transport);
       provider.replyStatus(400);
