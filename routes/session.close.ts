@@ -18,7 +18,7 @@ const sessionClose: FastifyPluginAsyncTypebox = async (fastify) => {
       const sessionId = envelope.session_id!;
       // The controller keeps control while the session's title is being made (at most until the title's
       // deadline), so once a close has answered, the session's title no longer changes.
-      if (fastify.sessions.controller(sessionId)?.connection === connection) {
+      if (fastify.sessions.controls(sessionId, envelope.control_token, connection)) {
         await fastify.titles?.settled(sessionId);
       }
       const status = fastify.sessions.close(sessionId, envelope.control_token, connection);

@@ -129,6 +129,27 @@ for (const transport of TRANSPORTS) {
       t.equal((await listedSession(who.client, who.session))?.title, 'Greeting');
     });
 
+    t.test('a cancelled first turn asks for no title', async (t) => {
+      const { daemon, provider } = await titleDaemon(t);
+      const who = await untitledSession(daemon, transport);
+      const hold = provider.hold();
+      provider.script(stream([hold]));
+      const accepted = await who.client.call(
+        'turn.start',
+        { prompt: 'Hi' },
+        { session: who.session, control: who.control, operation: op() },
+      );
+      await hold.reached;
+      await who.client.call(
+        'turn.stop',
+        { turn_id: accepted.turn_id },
+        { session: who.session, control: who.control, operation: op() },
+      );
+      t.equal((await who.client.event('turn.terminal')).payload.status, 'cancelled');
+      t.equal(daemon.app.titles!.isRunning(who.session), false);
+      t.equal(provider.requests.length, 1);
+    });
+
     t.test('a title failure leaves the title null, the turn completed, and logs a fixed line', async (t) => {
       const { daemon, provider, logs } = await titleDaemon(t);
       const who = await untitledSession(daemon, transport);
@@ -167,6 +188,25 @@ for (const transport of TRANSPORTS) {
       t.same(await closing, { status: 'closed' });
       t.equal(daemon.app.sessions.isClaimed(who.session), false);
       t.equal((await listedSession(who.client, who.session))?.title, 'Held title');
+    });
+
+    t.test('a close with a wrong token is refused at once while a title is being made', async (t) => {
+      const { daemon, provider } = await titleDaemon(t);
+      const who = await untitledSession(daemon, transport);
+      provider.reply(['Answer.']);
+      const hold = heldTitle(provider, 'Still made');
+      await completedTurn(who, 'Hi');
+      await hold.reached;
+      const refused = await who.client.request(
+        'session.close',
+        {},
+        { session: who.session, control: 'not-the-token', operation: op() },
+      );
+      t.equal(refused.error?.code, 'unauthorized');
+      t.equal(daemon.app.titles!.isRunning(who.session), true, 'answered before the title ended');
+      hold.release();
+      await daemon.app.titles!.settled(who.session);
+      t.equal((await listedSession(who.client, who.session))?.title, 'Still made');
     });
 
     t.test('a title past its deadline is aborted: the close answers and the title stays null', async (t) => {
