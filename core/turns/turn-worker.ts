@@ -49,8 +49,7 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
             turn.acceptText(event.delta);
             work.text(event.delta);
           } else if (event.kind === 'reasoning_summary') {
-            const { text, redacted, truncated } = event;
-            work.summary({ text, redacted, truncated });
+            work.summary(event);
           } else {
             // Each kind once a round: activity says what the model is doing, not how much of it.
             const kind = event.kind === 'reasoning' ? 'reasoning' : 'tool_call_requested';

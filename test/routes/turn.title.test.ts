@@ -3,7 +3,14 @@ import t, { type Test } from 'tap';
 import type { WireClient } from '../../core/client/wire-client.js';
 import { TITLE_LIMITS } from '../../core/limits.js';
 import { TITLE_INSTRUCTION } from '../../core/sessions/title-text.js';
-import { claimedSession, op, startDaemon, type TestDaemon, TRANSPORTS } from '../helpers/daemon.js';
+import {
+  claimedSession,
+  op,
+  startDaemon,
+  type TestDaemon,
+  type TestDaemonOptions,
+  TRANSPORTS,
+} from '../helpers/daemon.js';
 import { chunk, done, sse, stream } from '../helpers/provider-streams.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
 
@@ -16,12 +23,13 @@ interface TitleDaemon {
   logs: Array<Record<string, unknown>>;
 }
 
-async function titleDaemon(t: Test): Promise<TitleDaemon> {
+async function titleDaemon(t: Test, options: TestDaemonOptions = {}): Promise<TitleDaemon> {
   const provider = await ScriptedProvider.start(t);
   const logs: Array<Record<string, unknown>> = [];
   const daemon = await startDaemon(t, {
     provider: { baseUrl: provider.baseUrl, model: 'scripted-model', apiKey: null },
     logger: pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line)) }),
+    ...options,
   });
   return { daemon, provider, logs };
 }
@@ -235,6 +243,29 @@ for (const transport of TRANSPORTS) {
         logs.find((entry) => entry.msg === 'the session title could not be made'),
         { reason: 'deadline' },
       );
+    });
+
+    t.test('a title being made keeps the daemon from its idle stop', async (t) => {
+      const stops: number[] = [];
+      const { daemon, provider } = await titleDaemon(t, {
+        idleTimeoutMs: 1_000,
+        onIdle: () => stops.push(1),
+      });
+      const who = await untitledSession(daemon, transport);
+      provider.reply(['Answer.']);
+      const hold = heldTitle(provider, 'Kept awake');
+      await completedTurn(who, 'Hi');
+      await hold.reached;
+      who.client.close();
+      while (daemon.app.framing.connections.size > 0) await settle();
+      daemon.clock.advance(TITLE_LIMITS.deadline_ms - 1);
+      t.same(stops, [], 'no idle stop while the title is being made');
+      hold.release();
+      await daemon.app.titles!.settled(who.session);
+      daemon.clock.advance(999);
+      t.same(stops, []);
+      daemon.clock.advance(1);
+      t.same(stops, [1], 'the idle timer starts once the title is stored');
     });
 
     t.test('shutdown waits for a title being made until its deadline', async (t) => {
