@@ -96,7 +96,8 @@ export class TurnConnection {
       client: { name: 'magid-bench', version: '1' },
       requested_capabilities: ['application_resources_v1'],
     });
-    const created = await this.call('session.create', { workspace, title: null }, { mutation: true });
+    // Titled, so the measured turns are not joined by the title request of a session's first turn.
+    const created = await this.call('session.create', { workspace, title: 'bench' }, { mutation: true });
     this.#session = created.session_id as string;
     const claimed = await this.call('session.claim', {}, { session: this.#session, mutation: true });
     this.#control = claimed.control_token as string;

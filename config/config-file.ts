@@ -17,6 +17,7 @@ const ProviderOptions = Type.Object({
   headers: Type.Optional(Type.Record(Type.String(), Type.String({ pattern: HEADER_VALUE }))),
   stream_usage: Type.Optional(Type.Boolean()),
   assistant_tool_call_content: Type.Optional(Type.Enum(['empty', 'null'])),
+  reasoning_summary: Type.Optional(Type.Boolean()),
 });
 const ConfigFileSchema = Type.Object({
   skills: Type.Optional(DisabledNames),
@@ -39,6 +40,11 @@ export interface ProviderSection {
   readonly stream_usage: boolean;
   /** The `content` of an assistant message that only calls tools: `""` or `null`. */
   readonly assistant_tool_call_content: 'empty' | 'null';
+  /**
+   * The provider streams reasoning summaries in OpenRouter's documented `reasoning_details` shape: only
+   * then are they read, and `provider_reasoning_summary` offered to clients. Off unless configured.
+   */
+  readonly reasoning_summary: boolean;
   readonly [field: string]: unknown;
 }
 
@@ -70,7 +76,12 @@ export function defaultConfig(): DaemonConfig {
   return {
     skills: { disabled: [] },
     tools: { disabled: [] },
-    provider: { headers: {}, stream_usage: true, assistant_tool_call_content: 'empty' },
+    provider: {
+      headers: {},
+      stream_usage: true,
+      assistant_tool_call_content: 'empty',
+      reasoning_summary: false,
+    },
   };
 }
 
@@ -110,6 +121,7 @@ export function parseConfig(text: string): DaemonConfig {
       headers: { ...file.provider?.headers },
       stream_usage: file.provider?.stream_usage ?? true,
       assistant_tool_call_content: file.provider?.assistant_tool_call_content ?? 'empty',
+      reasoning_summary: file.provider?.reasoning_summary ?? false,
     },
   };
 }

@@ -108,6 +108,8 @@ export const PROVIDER_LIMITS = {
   /** Characters one server-sent event may take. */
   event_chars: 1 * MiB,
   tool_calls_per_round: 64,
+  /** Characters of one reasoning summary kept while it streams; the rest is dropped and it is truncated. */
+  reasoning_summary_chars: 16_384,
 } as const;
 
 /** Daemon-chosen bounds of a turn the spec leaves open; each is documented in docs/protocol.md. */
@@ -116,6 +118,20 @@ export const TURN_LIMITS = {
   provider_rounds: 16,
   /** Earlier turns of the session whose prompt and answer reach the provider as conversation. */
   context_turns: 20,
+  /** UTF-8 bytes of the text of one `reasoning_summary` activity. */
+  reasoning_summary_bytes: 4_096,
+} as const;
+
+/** Daemon-chosen bounds of the titles the daemon asks the provider for; documented in docs/protocol.md. */
+export const TITLE_LIMITS = {
+  /** UTF-8 bytes a stored title may take, after trimming; longer answers are cut between characters. */
+  title_bytes: 80,
+  /** From the request's start; at this deadline the request is aborted and the session keeps no title. */
+  deadline_ms: 10_000,
+  /** UTF-8 bytes of the first prompt, and of its answer, that the request carries. */
+  excerpt_bytes: 2_000,
+  /** Characters of answer read before the request is ended early: a title is one short line. */
+  answer_chars: 1_024,
 } as const;
 
 /** Daemon-chosen bounds of the auth, catalog and settings methods; each is documented in docs/protocol.md. */

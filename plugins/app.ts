@@ -66,6 +66,7 @@ import idleStop from './idle-stop.js';
 import operations from './operations.js';
 import provider, { type ProviderSettings, type ProviderTuning } from './provider.js';
 import registry from './registry.js';
+import titles from './titles.js';
 import turns from './turns.js';
 
 export interface AppOptions {
@@ -195,6 +196,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   await app.register(evidence, { clock });
+  await app.register(titles, { clock });
   await app.register(turns, { clock });
   for (const route of [
     initialize,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ProviderSection } from '../config/config-file.js';
+import { PROVIDER_REASONING_SUMMARY } from '../core/capabilities/describe.js';
 import type { Clock } from '../core/clock.js';
 import { CONFIGURATION_LIMITS, PROVIDER_LIMITS } from '../core/limits.js';
 import type { ChatProvider } from '../core/provider/chat-provider.js';
@@ -59,6 +60,8 @@ const provider: FastifyPluginAsync<ProviderPluginOptions> = async (
     kind: 'openai_chat_completions',
     endpointConfigured: baseUrl !== null,
   } satisfies ProviderInfo);
+  if (baseUrl !== null && config.reasoning_summary)
+    fastify.capabilityCatalog.offer(PROVIDER_REASONING_SUMMARY);
   fastify.decorate(
     'chatProvider',
     baseUrl === null
@@ -69,6 +72,7 @@ const provider: FastifyPluginAsync<ProviderPluginOptions> = async (
           headers: config.headers,
           streamUsage: config.stream_usage,
           assistantToolCallContent: config.assistant_tool_call_content,
+          reasoningSummary: config.reasoning_summary,
           clock,
           limits: tuning?.limits,
           random: tuning?.random,
@@ -97,4 +101,4 @@ const provider: FastifyPluginAsync<ProviderPluginOptions> = async (
   );
 };
 
-export default fp(provider, { name: 'provider', fastify: '5.x', dependencies: ['auth'] });
+export default fp(provider, { name: 'provider', fastify: '5.x', dependencies: ['auth', 'framing'] });

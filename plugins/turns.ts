@@ -30,6 +30,8 @@ const turns: FastifyPluginAsync<{ clock: Clock }> = async (fastify, { clock }) =
     evidence: fastify.evidence,
     operations: fastify.operations,
     holdIdle: () => fastify.idle.hold(),
+    firstTurnCompleted: (sessionId, prompt, answer, selection) =>
+      fastify.titles?.firstTurnCompleted(sessionId, prompt, answer, selection),
     sink: {
       toController(event, lossy) {
         const controller = fastify.sessions.controller(event.sessionId);
@@ -48,6 +50,9 @@ const turns: FastifyPluginAsync<{ clock: Clock }> = async (fastify, { clock }) =
           }),
         );
         return true;
+      },
+      controllerNegotiated(sessionId, capability) {
+        return fastify.sessions.controller(sessionId)?.connection.negotiated.includes(capability) === true;
       },
       toExecutor(connectionId, event) {
         const connection = fastify.executorConnectionById(connectionId);
@@ -102,5 +107,6 @@ export default fp(turns, {
     'provider',
     'idle-stop',
     'evidence',
+    'titles',
   ],
 });

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DAEMON } from '../config/daemon.js';
-import { KNOWN_CAPABILITIES, RETIRED_CAPABILITIES } from '../core/capabilities/describe.js';
+import { RETIRED_CAPABILITIES } from '../core/capabilities/describe.js';
 import { APPLICATION_RESOURCES } from '../core/connections/connection.js';
 import { WireError } from '../core/errors.js';
 import { SERVICE_LIMITS, WIRE_LIMITS } from '../core/limits.js';
@@ -50,7 +50,7 @@ const initialize: FastifyPluginAsyncTypebox = async (fastify) => {
       if (!connection.offersProfile && requested.includes(APPLICATION_RESOURCES)) {
         throw new WireError('unsupported_capability', 'the profile is offered only on the Unix socket');
       }
-      const negotiated = KNOWN_CAPABILITIES.filter((token) => requested.includes(token));
+      const negotiated = fastify.capabilityCatalog.offered.filter((token) => requested.includes(token));
       connection.initialized = true;
       connection.negotiated = negotiated;
       return {

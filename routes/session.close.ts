@@ -15,10 +15,16 @@ const sessionClose: FastifyPluginAsyncTypebox = async (fastify) => {
     },
     async (request) => {
       const { envelope, connection } = request.wire;
-      const status = fastify.sessions.close(envelope.session_id!, envelope.control_token, connection);
+      const sessionId = envelope.session_id!;
+      // The controller keeps control while the session's title is being made (at most until the title's
+      // deadline), so once a close has answered, the session's title no longer changes.
+      if (fastify.sessions.controls(sessionId, envelope.control_token, connection)) {
+        await fastify.titles?.settled(sessionId);
+      }
+      const status = fastify.sessions.close(sessionId, envelope.control_token, connection);
       // Closing a session with an active turn cancels it; its terminal is recorded, and the next claim
       // sees it in its snapshot (the closing token no longer receives events).
-      if (status === 'closed' && fastify.turns.cancelForClose(envelope.session_id!))
+      if (status === 'closed' && fastify.turns.cancelForClose(sessionId))
         return { status: 'closing' as const };
       return { status };
     },

@@ -1,7 +1,10 @@
 import { APPLICATION_RESOURCES } from '../connections/connection.js';
-import { PROFILE_LIMITS } from '../limits.js';
+import { PROFILE_LIMITS, TURN_LIMITS } from '../limits.js';
 
-/** Capability tokens a client may request. */
+/** Offered when the provider is configured as sending documented reasoning summaries. */
+export const PROVIDER_REASONING_SUMMARY = 'provider_reasoning_summary';
+
+/** Capability tokens every daemon offers; others are offered by configuration (`CapabilityCatalog.offer`). */
 export const KNOWN_CAPABILITIES: readonly string[] = [APPLICATION_RESOURCES];
 
 /** Retired tokens: requesting one rejects the whole initialize. */
@@ -44,6 +47,9 @@ export function describeCapabilities(
       ...PROFILE_LIMITS,
     };
   }
+  if (negotiated.includes(PROVIDER_REASONING_SUMMARY)) {
+    capabilities.provider_reasoning_summary = { summary_bytes: TURN_LIMITS.reasoning_summary_bytes };
+  }
   return capabilities;
 }
 
@@ -55,9 +61,20 @@ export function describeCapabilities(
 export class CapabilityCatalog {
   readonly #surface: WireSurface;
   readonly #described = new Map<string, { capabilities: Record<string, unknown>; json: string }>();
+  readonly #offered: string[] = [...KNOWN_CAPABILITIES];
 
   constructor(surface: WireSurface) {
     this.#surface = surface;
+  }
+
+  /** The tokens `initialize` may negotiate, in the order a selection lists them. */
+  get offered(): readonly string[] {
+    return this.#offered;
+  }
+
+  /** Offers `token` too; called while the daemon is built, before any connection. */
+  offer(token: string): void {
+    if (!this.#offered.includes(token)) this.#offered.push(token);
   }
 
   of(negotiated: readonly string[]): { capabilities: Record<string, unknown>; json: string } {

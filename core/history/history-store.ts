@@ -80,6 +80,9 @@ export class HistoryStore {
         'UPDATE sessions SET grant_generation = grant_generation + 1, updated_at = ? WHERE session_id = ? RETURNING grant_generation',
       ),
       touch: this.#db.prepare('UPDATE sessions SET updated_at = ? WHERE session_id = ?'),
+      setTitle: this.#db.prepare(
+        'UPDATE sessions SET title = ?, updated_at = ? WHERE session_id = ? AND title IS NULL',
+      ),
       listSessions: this.#db.prepare(
         'SELECT position, session_id, workspace, title, created_at, updated_at, grant_generation FROM sessions WHERE position > ? ORDER BY position LIMIT ?',
       ),
@@ -144,6 +147,14 @@ export class HistoryStore {
       | undefined;
     if (!row) throw new WireError('unknown_session');
     return row.grant_generation;
+  }
+
+  /**
+   * Gives a session without a title its title, and moves its `updated_at` to `now`; false when the session
+   * has a title already (it is never replaced) or does not exist.
+   */
+  setTitle(sessionId: string, title: string, now: number): boolean {
+    return this.#statements.setTitle.run(title, now, sessionId).changes === 1;
   }
 
   appendRecord(sessionId: string, record: RecordInput): HistoryRecord {

@@ -57,7 +57,14 @@ export type ProviderEvent =
   | { kind: 'text'; delta: string }
   | { kind: 'reasoning'; delta: string }
   /** The model began a tool call; the calls themselves are only final in the round. */
-  | { kind: 'tool_call_started' };
+  | { kind: 'tool_call_started' }
+  /**
+   * A reasoning summary, read only from a field the provider documents as one and only when the
+   * configuration says the provider sends it (see `reasoning-summaries.ts`); never generic reasoning text.
+   * Whole, once its item is complete. `redacted`: the provider withheld reasoning in this round;
+   * `truncated`: the summary outgrew what the adapter keeps of one.
+   */
+  | { kind: 'reasoning_summary'; text: string; redacted: boolean; truncated: boolean };
 
 export interface ProviderUsage {
   promptTokens: number | null;

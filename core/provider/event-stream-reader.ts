@@ -9,6 +9,8 @@ export interface EventStreamBounds {
   /** Characters one event (its lines so far) may take before it ends. */
   eventChars: number;
   toolCalls: number;
+  /** Characters kept of one reasoning summary; absent or null when the provider is not read for summaries. */
+  summaryChars?: number | null;
 }
 
 /**
@@ -26,7 +28,7 @@ export class EventStreamReader {
   #cutByEnd = false;
 
   constructor(emit: (event: ProviderEvent) => void, bounds: EventStreamBounds) {
-    this.#assembler = new RoundAssembler(emit, bounds.toolCalls);
+    this.#assembler = new RoundAssembler(emit, bounds.toolCalls, bounds.summaryChars ?? null);
     this.#maxBytes = bounds.responseBytes;
     this.#parser = createParser({
       maxBufferSize: bounds.eventChars,

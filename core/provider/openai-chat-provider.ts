@@ -42,6 +42,11 @@ export interface OpenAiChatProviderOptions extends ChatRequestOptions {
   random?: () => number;
   /** Told of each retry once its wait has begun. */
   onRetry?: (notice: RetryNotice) => void;
+  /**
+   * The provider sends reasoning summaries in its documented `reasoning_details` field (configured, never
+   * guessed): only then are they read, as `reasoning_summary` events.
+   */
+  reasoningSummary?: boolean;
 }
 
 type AttemptOutcome =
@@ -159,6 +164,7 @@ export class OpenAiChatProvider implements ChatProvider {
         responseBytes: this.#limits.response_bytes,
         eventChars: this.#limits.event_chars,
         toolCalls: this.#limits.tool_calls_per_round,
+        summaryChars: this.#options.reasoningSummary ? this.#limits.reasoning_summary_chars : null,
       });
       try {
         for await (const bytes of response.body) {

@@ -1,5 +1,6 @@
 import type { ProviderEvent, ProviderRound, ProviderUsage } from './chat-provider.js';
 import { ProviderError } from './provider-error.js';
+import { ReasoningSummaries } from './reasoning-summaries.js';
 import { ThinkTagSplitter } from './think-tags.js';
 import { ToolCallAccumulator } from './tool-call-accumulator.js';
 
@@ -18,10 +19,18 @@ export class RoundAssembler {
   #chunks = 0;
   /** Once a chunk carried `tool_calls`, the legacy `function_call` beside them is a duplicate. */
   #sawToolCalls = false;
+  /** Null unless the provider is configured as sending documented reasoning summaries. */
+  readonly #summaries: ReasoningSummaries | null;
 
-  constructor(emit: (event: ProviderEvent) => void, maxToolCalls: number) {
+  /** `summaryChars`: characters kept of one reasoning summary, or null not to read summaries at all. */
+  constructor(
+    emit: (event: ProviderEvent) => void,
+    maxToolCalls: number,
+    summaryChars: number | null = null,
+  ) {
     this.#emit = emit;
     this.#calls = new ToolCallAccumulator(maxToolCalls);
+    this.#summaries = summaryChars === null ? null : new ReasoningSummaries(summaryChars);
   }
 
   /**
@@ -54,6 +63,7 @@ export class RoundAssembler {
     if (this.#chunks === 0) throw new ProviderError('empty_response');
     if (!sawDone && this.#finishReason === null) throw new ProviderError('truncated');
     const toolCalls = this.#calls.finish();
+    this.#summaryComplete();
     for (const segment of this.#think.flush()) this.#content(segment.kind, segment.text);
     return { text: this.#text, toolCalls, finishReason: this.#finishReason, usage: this.#usage };
   }
@@ -63,12 +73,22 @@ export class RoundAssembler {
     // Servers that send both fields send the same text in each.
     const reasoning = nonEmpty(delta.reasoning_content) ?? nonEmpty(delta.reasoning);
     if (reasoning !== null) this.#emit({ kind: 'reasoning', delta: reasoning });
+    if (this.#summaries) {
+      for (const summary of this.#summaries.push(delta.reasoning_details)) {
+        this.#emit({ kind: 'reasoning_summary', ...summary });
+      }
+    }
     const content = nonEmpty(delta.content);
+    const toolCalls = Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0;
+    // A summary is complete once the answer or a call begins.
+    if (content !== null || toolCalls || (!this.#sawToolCalls && isRecord(delta.function_call))) {
+      this.#summaryComplete();
+    }
     if (content !== null) {
       for (const segment of this.#think.push(content)) this.#content(segment.kind, segment.text);
     }
     let opened = 0;
-    if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) {
+    if (toolCalls) {
       this.#sawToolCalls = true;
       opened = this.#calls.addToolCalls(delta.tool_calls);
     } else if (!this.#sawToolCalls) {
@@ -78,6 +98,11 @@ export class RoundAssembler {
     const finishReason = nonEmpty(choice.finish_reason);
     if (finishReason === 'error') throw new ProviderError('in_band_error');
     if (finishReason !== null) this.#finishReason = finishReason;
+  }
+
+  #summaryComplete(): void {
+    const summary = this.#summaries?.flush();
+    if (summary) this.#emit({ kind: 'reasoning_summary', ...summary });
   }
 
   #content(kind: 'text' | 'reasoning', text: string): void {

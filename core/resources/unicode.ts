@@ -44,3 +44,20 @@ export function encodeUtf8Exact(text: string): Buffer {
   if (!isWellFormedText(text)) throw new TypeError('text is not well-formed Unicode');
   return Buffer.from(text, 'utf8');
 }
+
+/**
+ * The longest beginning of `text` that takes at most `maxBytes` in UTF-8, cut between characters (never
+ * inside one, nor between the halves of a surrogate pair).
+ */
+export function cutUtf8(text: string, maxBytes: number): string {
+  if (utf8ByteLength(text) <= maxBytes) return text;
+  let bytes = 0;
+  let end = 0;
+  for (const character of text) {
+    const size = utf8ByteLength(character);
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    end += character.length;
+  }
+  return text.slice(0, end);
+}

@@ -96,6 +96,12 @@ export class SessionControl {
     return { sessionId, connection, generation: controller.generation };
   }
 
+  /** Whether `token` on `connection` is the session's current control, without refusing anything. */
+  controls(sessionId: string, token: string | null, connection: Connection): boolean {
+    const controller = this.#live.get(sessionId)?.controller;
+    return controller?.connection === connection && matchesVerifier(token, controller.verifier);
+  }
+
   release(grant: Grant): void {
     this.#endControl(grant.sessionId);
   }

@@ -1,3 +1,4 @@
+import { PROVIDER_REASONING_SUMMARY } from '../capabilities/describe.js';
 import type { Clock } from '../clock.js';
 import { WireError } from '../errors.js';
 import type { EvidenceStore } from '../evidence/evidence-store.js';
@@ -7,10 +8,12 @@ import type { HistoryStore } from '../history/history-store.js';
 import { newId } from '../ids.js';
 import { OPERATION_RETENTION_MS } from '../limits.js';
 import type { ChatProvider, ModelSelection } from '../provider/chat-provider.js';
+import type { ReasoningSummary } from '../provider/reasoning-summaries.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ActiveTurn } from './active-turn.js';
 import type { AcceptedController, ApplicationManifest } from './application-manifest.js';
 import { CallDispatcher, hashedId } from './call-dispatcher.js';
+import { summaryActivity } from './summary-activity.js';
 import { type ToolResultPayload, validateToolResult } from './tool-result.js';
 import { type ApplicationSelection, admitApplication } from './turn-admission.js';
 import type { TurnEvent, TurnSink } from './turn-events.js';
@@ -35,6 +38,11 @@ export interface TurnCoordinatorOptions {
   };
   /** Keeps the daemon from its idle stop while a turn runs; returns the release. */
   holdIdle: () => () => void;
+  /**
+   * Told when a turn completed and none of its session's earlier turns had, once its terminal is durable
+   * and sent: the terminal never waits for what this starts.
+   */
+  firstTurnCompleted?: (sessionId: string, prompt: string, answer: string, selection: ModelSelection) => void;
 }
 
 export interface TurnStart {
@@ -277,15 +285,19 @@ export class TurnCoordinator {
   ): Promise<void> {
     this.#emit(turn, 'turn.started', () => ({ turn_id: turn.turnId }), false);
     let ending: TurnEnding;
+    let first = false;
     try {
+      const context = this.#history.context(turn.sessionId, turn.turnId);
+      first = context.length === 0;
       ending = await runTurn({
         turn,
         provider,
         selection,
-        context: this.#history.context(turn.sessionId, turn.turnId),
+        context,
         text: (delta) =>
           this.#emit(turn, 'turn.assistant_delta', () => ({ turn_id: turn.turnId, delta }), false),
         activity: (activity) => this.#activity(turn, activity),
+        summary: (summary) => this.#summary(turn, summary),
         calls: this.#calls,
       });
     } catch {
@@ -293,14 +305,18 @@ export class TurnCoordinator {
     }
     turn.end(ending);
     this.#calls.endTurn(turn, ending);
-    await this.#finish(turn, turn.ending ?? ending, releases);
+    const final = turn.ending ?? ending;
+    const recorded = await this.#finish(turn, final, releases);
+    if (recorded && first && final.status === 'completed') {
+      this.#options.firstTurnCompleted?.(turn.sessionId, turn.prompt, turn.assistantText, selection);
+    }
   }
 
   /**
    * The terminal: durable first, then the operation settles and the event goes out, so nobody sees a
-   * terminal that a crash could turn into `interrupted`.
+   * terminal that a crash could turn into `interrupted`. Resolves with whether the terminal was recorded.
    */
-  async #finish(turn: ActiveTurn, ending: TurnEnding, releases: Array<() => void>): Promise<void> {
+  async #finish(turn: ActiveTurn, ending: TurnEnding, releases: Array<() => void>): Promise<boolean> {
     const base = {
       turn_id: turn.turnId,
       status: ending.status,
@@ -310,8 +326,10 @@ export class TurnCoordinator {
     };
     const payload = (receiverSelected: boolean) =>
       receiverSelected ? { ...base, application_manifest: turn.manifest } : { ...base };
+    let recorded = false;
     try {
       await this.#history.terminal(turn, payload(turn.manifest !== null));
+      recorded = true;
     } catch {
       // The store failed (a full disk): the turn still ends for its client; the next start records it
       // as interrupted, since its active mark stays.
@@ -324,12 +342,22 @@ export class TurnCoordinator {
       this.#emit(turn, 'turn.terminal', payload, false);
       for (const release of releases) release();
     }
+    return recorded;
   }
 
   #activity(turn: ActiveTurn, activity: Record<string, unknown>): void {
     if (turn.ending) return;
     const sent = this.#emit(turn, 'turn.activity', () => ({ turn_id: turn.turnId, activity }), true);
     if (!sent) turn.countDroppedActivity();
+  }
+
+  /**
+   * A reasoning summary is produced only for a controller that negotiated `provider_reasoning_summary`:
+   * for any other receiver, or none, it does not exist (no sequence number, not counted as dropped).
+   */
+  #summary(turn: ActiveTurn, summary: ReasoningSummary): void {
+    if (!this.#options.sink.controllerNegotiated(turn.sessionId, PROVIDER_REASONING_SUMMARY)) return;
+    this.#activity(turn, summaryActivity(summary));
   }
 
   #emit(turn: ActiveTurn, event: TurnEvent['event'], payload: TurnEvent['payload'], lossy: boolean): boolean {

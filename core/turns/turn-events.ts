@@ -24,6 +24,8 @@ export interface TurnSink {
    * the congestion, and simply not sent while nobody controls the session.
    */
   toController(event: TurnEvent, lossy: boolean): boolean;
+  /** Whether the session's current controller negotiated `capability`; false while nobody controls it. */
+  controllerNegotiated(sessionId: string, capability: string): boolean;
   /** Sends to the connection `connectionId` (an executor's attachment); false when it is gone. */
   toExecutor(connectionId: string, event: CallbackEvent): boolean;
 }

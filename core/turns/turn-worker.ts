@@ -6,6 +6,7 @@ import type {
   ModelSelection,
 } from '../provider/chat-provider.js';
 import { ProviderError } from '../provider/provider-error.js';
+import type { ReasoningSummary } from '../provider/reasoning-summaries.js';
 import type { ActiveTurn } from './active-turn.js';
 import { type CallDispatcher, outcomeText } from './call-dispatcher.js';
 import { TurnEnding } from './turn-failure.js';
@@ -20,6 +21,8 @@ export interface TurnWork {
   /** Emits an accepted assistant delta. */
   text: (delta: string) => void;
   activity: (activity: Record<string, unknown>) => void;
+  /** A reasoning summary the provider documents as one; shown only where the capability was negotiated. */
+  summary: (summary: ReasoningSummary) => void;
   calls: CallDispatcher;
 }
 
@@ -52,6 +55,8 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
             if (!turn.fits(event.delta)) throw new TurnEnding('failed', 'limit_exceeded');
             turn.acceptText(event.delta);
             work.text(event.delta);
+          } else if (event.kind === 'reasoning_summary') {
+            work.summary(event);
           } else {
             // Each kind once a round: activity says what the model is doing, not how much of it.
             const kind = event.kind === 'reasoning' ? 'reasoning' : 'tool_call_requested';

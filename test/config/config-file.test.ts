@@ -6,7 +6,12 @@ import { ConfigError, defaultConfig, loadConfigFile, parseConfig } from '../../c
 /** A value that must never appear in an error message. */
 const SECRET = 'sk-do-not-echo-4f1c';
 
-const PROVIDER_DEFAULTS = { headers: {}, stream_usage: true, assistant_tool_call_content: 'empty' };
+const PROVIDER_DEFAULTS = {
+  headers: {},
+  stream_usage: true,
+  assistant_tool_call_content: 'empty',
+  reasoning_summary: false,
+};
 
 function homeWith(t: Test, text: string | Buffer): string {
   const home = t.testdir();
@@ -184,6 +189,7 @@ t.test('the provider section: headers, usage and the content of calling assistan
     headers: { 'X-Title': 'magi', Authorization: `Bearer ${SECRET}`, 'x-empty': '' },
     stream_usage: false,
     assistant_tool_call_content: 'null',
+    reasoning_summary: false,
     timeout_hint: 30,
   });
   t.same(parseConfig('{"provider":{"stream_usage":true}}').provider, PROVIDER_DEFAULTS);
@@ -267,5 +273,16 @@ t.test('headers the daemon sets itself cannot be configured', async (t) => {
     JSON.stringify({ provider: { headers: { 'x~host': 'x', host: 'y' } } }),
     'config.json: /provider/headers/host is a header the daemon sets itself',
     '/provider/headers/host',
+  );
+});
+
+t.test('reasoning summaries are read only when the provider section says it sends them', async (t) => {
+  t.equal(parseConfig('{"provider":{"reasoning_summary":true}}').provider.reasoning_summary, true);
+  t.equal(parseConfig('{"provider":{}}').provider.reasoning_summary, false);
+  refusal(
+    t,
+    '{"provider":{"reasoning_summary":"yes"}}',
+    'config.json: /provider/reasoning_summary must be a boolean',
+    '/provider/reasoning_summary',
   );
 });

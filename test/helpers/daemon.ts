@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -33,6 +33,8 @@ interface Tap {
 export interface TestDaemonOptions extends Partial<AppOptions> {
   /** Registers test-only routes or hooks before the daemon is ready. */
   setup?: (app: FastifyInstance) => Promise<void>;
+  /** Written as the home's `config.json` before the daemon starts. */
+  config?: Record<string, unknown>;
 }
 
 /** A daemon in process with a fake clock, torn down with the test. */
@@ -42,7 +44,11 @@ export async function startDaemon(t: Tap, options: TestDaemonOptions = {}): Prom
   const workspace = join(root, 'ws');
   mkdirSync(workspace);
   const clock = fakeClock();
-  const { setup, ...appOptions } = options;
+  const { setup, config, ...appOptions } = options;
+  if (config) {
+    mkdirSync(home);
+    writeFileSync(join(home, 'config.json'), JSON.stringify(config));
+  }
   const app = await buildApp({ home, clock, ...appOptions });
   await setup?.(app);
   await app.ready();
@@ -117,12 +123,16 @@ export function op(): string {
   return `op-${process.pid}-${counter}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
-/** Creates a session and claims it on `client`. */
+/**
+ * Creates a session and claims it on `client`. The session has a title unless told otherwise, so that its
+ * first completed turn asks the provider for none.
+ */
 export async function claimedSession(
   client: WireClient,
   workspace: string,
+  title: string | null = 'Test session',
 ): Promise<{ session: string; control: string; generation: number }> {
-  const created = await client.call('session.create', { workspace, title: null }, { operation: op() });
+  const created = await client.call('session.create', { workspace, title }, { operation: op() });
   const session = created.session_id as string;
   const claim = await client.call('session.claim', {}, { session, operation: op() });
   return { session, control: claim.control_token as string, generation: claim.grant_generation as number };

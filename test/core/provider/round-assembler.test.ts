@@ -5,10 +5,16 @@ import { chunk, usageChunk } from '../../helpers/provider-streams.js';
 
 const failedAs = (kind: string) => ({ name: 'ProviderError', kind });
 
-function assembler(): { round: RoundAssembler; events: ProviderEvent[] } {
+function assembler(summaryChars: number | null = null): { round: RoundAssembler; events: ProviderEvent[] } {
   const events: ProviderEvent[] = [];
-  return { round: new RoundAssembler((event) => events.push(event), 64), events };
+  return { round: new RoundAssembler((event) => events.push(event), 64, summaryChars), events };
 }
+
+/** A delta as OpenRouter streams a summary fragment: the text in `reasoning` and in a summary detail. */
+const summaryDelta = (text: string, index = 0) => ({
+  reasoning: text,
+  reasoning_details: [{ type: 'reasoning.summary', summary: text, format: 'openai-responses-v1', index }],
+});
 
 function feed(round: RoundAssembler, chunks: unknown[]): void {
   for (const value of chunks) round.data(JSON.stringify(value));
@@ -202,4 +208,80 @@ t.test('an error thrown by the consumer comes out unchanged', async (t) => {
     throw refusal;
   }, 64);
   t.throws(() => round.data(JSON.stringify(chunk({ content: 'x' }))), refusal);
+});
+
+t.test('documented summaries, when read, are whole events before the answer begins', async (t) => {
+  const { round, events } = assembler(1_000);
+  feed(round, [
+    chunk(summaryDelta('**Checking**')),
+    chunk(summaryDelta(' the notes')),
+    chunk(summaryDelta('Second', 1)),
+    chunk({ content: 'Answer' }, { finishReason: 'stop' }),
+  ]);
+  t.same(events, [
+    { kind: 'reasoning', delta: '**Checking**' },
+    { kind: 'reasoning', delta: ' the notes' },
+    { kind: 'reasoning', delta: 'Second' },
+    { kind: 'reasoning_summary', text: '**Checking** the notes', redacted: false, truncated: false },
+    { kind: 'reasoning_summary', text: 'Second', redacted: false, truncated: false },
+    { kind: 'text', delta: 'Answer' },
+  ]);
+  t.equal(round.finish(false).text, 'Answer');
+});
+
+t.test('a summary is complete when a tool call begins, or at the end of the round', async (t) => {
+  const called = assembler(1_000);
+  feed(called.round, [
+    chunk(summaryDelta('Calling')),
+    chunk({
+      tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    }),
+  ]);
+  t.same(
+    called.events.map((event) => event.kind),
+    ['reasoning', 'reasoning_summary', 'tool_call_started'],
+  );
+  const ended = assembler(1_000);
+  feed(ended.round, [chunk(summaryDelta('Only thought')), chunk({}, { finishReason: 'stop' })]);
+  t.same(
+    ended.events.map((event) => event.kind),
+    ['reasoning'],
+    'not complete while the round may go on',
+  );
+  ended.round.finish(true);
+  t.same(ended.events.at(-1), {
+    kind: 'reasoning_summary',
+    text: 'Only thought',
+    redacted: false,
+    truncated: false,
+  });
+  t.equal(ended.events.filter((event) => event.kind === 'reasoning_summary').length, 1);
+});
+
+t.test('without the configuration, summary details are not read at all', async (t) => {
+  const { round, events } = assembler();
+  feed(round, [chunk(summaryDelta('Private')), chunk({ content: 'Answer' }, { finishReason: 'stop' })]);
+  t.same(events, [
+    { kind: 'reasoning', delta: 'Private' },
+    { kind: 'text', delta: 'Answer' },
+  ]);
+});
+
+t.test('generic reasoning text never becomes a summary, even when summaries are read', async (t) => {
+  const { round, events } = assembler(1_000);
+  feed(round, [
+    chunk({ reasoning_content: 'thinking', reasoning: 'thinking' }),
+    chunk({ reasoning_details: [{ type: 'reasoning.text', text: 'more thinking', index: 0 }] }),
+    chunk({ content: '<think>tagged</think>Answer' }, { finishReason: 'stop' }),
+  ]);
+  round.finish(false);
+  t.same(
+    events.filter((event) => event.kind === 'reasoning_summary'),
+    [],
+  );
+  t.same(events, [
+    { kind: 'reasoning', delta: 'thinking' },
+    { kind: 'reasoning', delta: 'tagged' },
+    { kind: 'text', delta: 'Answer' },
+  ]);
 });

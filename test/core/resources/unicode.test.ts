@@ -1,5 +1,6 @@
 import t from 'tap';
 import {
+  cutUtf8,
   decodeUtf8Exact,
   encodeUtf8Exact,
   isWellFormedText,
@@ -34,4 +35,14 @@ t.test('exact UTF-8 decoding keeps a byte order mark and refuses malformed bytes
 t.test('exact UTF-8 encoding refuses a lone surrogate instead of substituting U+FFFD', async (t) => {
   t.equal(encodeUtf8Exact('é🙂').toString('hex'), 'c3a9f09f9982');
   t.throws(() => encodeUtf8Exact('a\ud800'), TypeError);
+});
+
+t.test('a UTF-8 cut keeps whole characters within the bound', async (t) => {
+  t.equal(cutUtf8('abc', 3), 'abc', 'text within the bound is kept whole');
+  t.equal(cutUtf8('abcd', 3), 'abc');
+  t.equal(cutUtf8('aé', 2), 'a', 'never half of a two-byte character');
+  t.equal(cutUtf8('a日', 3), 'a', 'never part of a three-byte character');
+  t.equal(cutUtf8('ab🙂', 5), 'ab', 'never half of a surrogate pair');
+  t.equal(cutUtf8('ab🙂', 6), 'ab🙂');
+  t.equal(cutUtf8('🙂', 0), '');
 });
