@@ -27,7 +27,7 @@ async function scene(t: Test, handlers: Record<string, ToolHandler>): Promise<Sc
   const { daemon, provider } = await turnDaemon(t);
   const net = new Severable(await daemon.socketPath());
   const client = await MagiClient.over(net.open);
-  const session = await client.createSession(daemon.workspace);
+  const session = await client.createSession(daemon.workspace, 'Test session');
   await session.registerTool({
     name: 'lookup',
     description: 'Find a note',

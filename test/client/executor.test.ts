@@ -38,7 +38,7 @@ async function scene(
   const net = new Severable(await daemon.socketPath());
   const sent: Frame[] = [];
   const client = await MagiClient.over(net.open);
-  const session = await client.createSession(daemon.workspace);
+  const session = await client.createSession(daemon.workspace, 'Test session');
   await session.registerTool({
     name: 'lookup',
     description: 'Find a note',

@@ -51,7 +51,7 @@ t.test('a turn with a tool and a skill: typed events in order, until its termina
 t.test('a session without resources runs an ordinary turn', async (t) => {
   const { daemon, provider } = await turnDaemon(t);
   const client = await MagiClient.over(() => daemon.open('socket'));
-  const session = await client.createSession(daemon.workspace);
+  const session = await client.createSession(daemon.workspace, 'Test session');
   provider.reply(['hi']);
   const turn = await session.startTurn('hello');
   t.equal(turn.accepted.application_manifest, null);
@@ -64,7 +64,7 @@ t.test('a session without resources runs an ordinary turn', async (t) => {
 t.test('registering a name again replaces its revision; a refusal carries its code', async (t) => {
   const { daemon } = await turnDaemon(t);
   const client = await MagiClient.over(() => daemon.open('socket'));
-  const session = await client.createSession(daemon.workspace);
+  const session = await client.createSession(daemon.workspace, 'Test session');
   const first = await session.registerTool(LOOKUP);
   const second = await session.registerTool({ ...LOOKUP, description: 'Find one note' });
   t.equal(second.resource_id, first.resource_id, 'the same resource');
@@ -80,7 +80,7 @@ t.test('registering a name again replaces its revision; a refusal carries its co
 t.test('a refused turn.start throws its code and leaves no listener behind', async (t) => {
   const { daemon, provider } = await turnDaemon(t);
   const client = await MagiClient.over(() => daemon.open('socket'));
-  const session = await client.createSession(daemon.workspace);
+  const session = await client.createSession(daemon.workspace, 'Test session');
   const hold = provider.hold();
   provider.script(stream([hold, sse(chunk({ content: 'first' }, { finishReason: 'stop' })), done()]));
   const first = await session.startTurn('one');
@@ -95,7 +95,7 @@ t.test('a refused turn.start throws its code and leaves no listener behind', asy
 t.test('a dropped controller ends the iterator; a new controller reads the turn that went on', async (t) => {
   const { daemon, provider } = await turnDaemon(t);
   const client = await MagiClient.over(() => daemon.open('socket'));
-  const session = await client.createSession(daemon.workspace);
+  const session = await client.createSession(daemon.workspace, 'Test session');
   const hold = provider.hold();
   provider.script(stream([hold, sse(chunk({ content: 'later' }, { finishReason: 'stop' })), done()]));
   const turn = await session.startTurn('go');
