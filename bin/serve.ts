@@ -5,7 +5,6 @@ import type { ServeSettings } from '../config/settings.js';
 import { EndpointError } from '../core/endpoint/endpoint-error.js';
 import { acquireLock, lockHome, OWNERSHIP_CHECK_MS } from '../core/endpoint/home-lock.js';
 import type { LifetimeLock } from '../core/endpoint/lifetime-lock.js';
-import { nativeAddon } from '../core/endpoint/native.js';
 import {
   checkSocketPath,
   isStillPublished,
@@ -17,6 +16,7 @@ import {
   unpublishSocket,
 } from '../core/endpoint/socket-path.js';
 import { buildApp } from '../plugins/app.js';
+import { stopped } from './stopped.js';
 
 /**
  * `magid serve`: takes the home's lifetime lock and the socket name's lock, listens on a private
@@ -74,13 +74,7 @@ export async function serve(settings: ServeSettings): Promise<number> {
       await app.close();
       if (unpublish && identity) unpublishSocket(settings.socket, identity);
       for (const lock of locks) lock.release();
-      log.info('stopped');
-      // A capture thread still blocked on the filesystem would keep process.exit() waiting forever.
-      if (app.capture.abandoned) {
-        log.flush();
-        nativeAddon().exitNow(code);
-      }
-      exit(code);
+      stopped(app, log, code, exit);
     })();
   };
 

@@ -5,8 +5,8 @@ import type { StdioSettings } from '../config/settings.js';
 import { EndpointError } from '../core/endpoint/endpoint-error.js';
 import { lockHome, OWNERSHIP_CHECK_MS } from '../core/endpoint/home-lock.js';
 import type { LifetimeLock } from '../core/endpoint/lifetime-lock.js';
-import { nativeAddon } from '../core/endpoint/native.js';
 import { buildApp } from '../plugins/app.js';
+import { stopped } from './stopped.js';
 
 export interface StdioStreams {
   input: Readable;
@@ -74,13 +74,7 @@ export async function stdio(
       await app.close();
       await outputClosed;
       lock.release();
-      log.info('stopped');
-      // A capture thread still blocked on the filesystem would keep process.exit() waiting forever.
-      if (app.capture.abandoned) {
-        log.flush();
-        nativeAddon().exitNow(code);
-      }
-      exit(code);
+      stopped(app, log, code, exit);
     })();
   };
 

@@ -1,6 +1,7 @@
 import { type Clock, deadlineAt } from '../clock.js';
 import { chatRequestHeaders } from './chat-request.js';
-import { ProviderError, type ProviderFailure } from './provider-error.js';
+import { ProviderError } from './provider-error.js';
+import { RequestAbort } from './request-abort.js';
 
 export interface ModelListingOptions {
   /** Requests go to `{baseUrl}/models`. */
@@ -32,31 +33,24 @@ export class ModelListing {
 
   async list(signal: AbortSignal): Promise<unknown> {
     const { clock } = this.#options;
-    const controller = new AbortController();
-    let cause: ProviderFailure | null = null;
-    const abort = (why: ProviderFailure): void => {
-      cause ??= why;
-      controller.abort();
-    };
-    const cancel = () => abort('cancelled');
     if (signal.aborted) throw new ProviderError('cancelled');
-    signal.addEventListener('abort', cancel);
-    const deadline = deadlineAt(clock, clock.now() + this.#options.deadlineMs, () => abort('deadline'));
+    const abort = new RequestAbort(signal);
+    const deadline = deadlineAt(clock, clock.now() + this.#options.deadlineMs, () => abort.abort('deadline'));
     try {
       const headers = chatRequestHeaders(this.#options.apiKey(), this.#options.headers);
       delete headers['content-type'];
       headers.accept = 'application/json';
       let response: Response;
       try {
-        response = await fetch(this.#url, { headers, signal: controller.signal, redirect: 'manual' });
+        response = await fetch(this.#url, { headers, signal: abort.signal, redirect: 'manual' });
       } catch {
-        throw new ProviderError(cause ?? 'unreachable');
+        throw new ProviderError(abort.cause ?? 'unreachable');
       }
       if (response.status < 200 || response.status > 299) {
-        controller.abort();
+        abort.abort('http_status');
         throw new ProviderError('http_status', response.status);
       }
-      const text = await this.#readBody(response, () => cause, controller);
+      const text = await this.#readBody(response, abort);
       try {
         return JSON.parse(text);
       } catch {
@@ -64,15 +58,11 @@ export class ModelListing {
       }
     } finally {
       deadline.cancel();
-      signal.removeEventListener('abort', cancel);
+      abort.dispose();
     }
   }
 
-  async #readBody(
-    response: Response,
-    cause: () => ProviderFailure | null,
-    controller: AbortController,
-  ): Promise<string> {
+  async #readBody(response: Response, abort: RequestAbort): Promise<string> {
     if (response.body === null) throw new ProviderError('malformed_listing');
     const chunks: Uint8Array[] = [];
     let bytes = 0;
@@ -80,14 +70,14 @@ export class ModelListing {
       for await (const chunk of response.body) {
         bytes += chunk.byteLength;
         if (bytes > this.#options.responseBytes) {
-          controller.abort();
+          abort.abort('too_large');
           throw new ProviderError('too_large');
         }
         chunks.push(chunk);
       }
     } catch (error) {
       if (error instanceof ProviderError) throw error;
-      throw new ProviderError(cause() ?? 'truncated');
+      throw new ProviderError(abort.cause ?? 'truncated');
     }
     try {
       return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));

@@ -9,6 +9,7 @@ import {
 } from './chat-request.js';
 import { EventStreamReader } from './event-stream-reader.js';
 import { ProviderError, type ProviderFailure } from './provider-error.js';
+import { RequestAbort } from './request-abort.js';
 import {
   isRetryableStatus,
   NO_RETRY_HINT,
@@ -121,15 +122,9 @@ export class OpenAiChatProvider implements ChatProvider {
   ): Promise<AttemptOutcome> {
     if (signal.aborted) return failed('cancelled');
     const clock = this.#options.clock;
-    const controller = new AbortController();
-    let cause: ProviderFailure | null = null;
-    const abort = (why: ProviderFailure): void => {
-      cause ??= why;
-      controller.abort();
-    };
-    const cancel = () => abort('cancelled');
-    signal.addEventListener('abort', cancel);
-    const after = (ms: number, why: ProviderFailure) => deadlineAt(clock, clock.now() + ms, () => abort(why));
+    const abort = new RequestAbort(signal);
+    const after = (ms: number, why: ProviderFailure) =>
+      deadlineAt(clock, clock.now() + ms, () => abort.abort(why));
     let idle = after(this.#limits.idle_timeout_ms, 'idle_timeout');
     const touch = () => {
       idle.cancel();
@@ -143,16 +138,16 @@ export class OpenAiChatProvider implements ChatProvider {
           method: 'POST',
           headers,
           body,
-          signal: controller.signal,
+          signal: abort.signal,
           redirect: 'manual',
         });
       } catch {
-        return cause === null ? failed('unreachable', true) : failed(cause);
+        return abort.cause === null ? failed('unreachable', true) : failed(abort.cause);
       }
       touch();
       if (response.status < 200 || response.status > 299) {
         const hint = readRetryHint(response.headers, clock.wallNow());
-        controller.abort();
+        abort.abort('http_status');
         return {
           error: new ProviderError('http_status', response.status),
           retryable: isRetryableStatus(response.status),
@@ -174,7 +169,8 @@ export class OpenAiChatProvider implements ChatProvider {
         }
         return { round: reader.end() };
       } catch (error) {
-        controller.abort();
+        const cause = abort.cause;
+        abort.abort('truncated');
         if (error instanceof ConsumerRefusal) throw error.error;
         if (cause !== null) return failed(cause);
         if (error instanceof ProviderError) return { error, retryable: false, hint: NO_RETRY_HINT };
@@ -184,7 +180,7 @@ export class OpenAiChatProvider implements ChatProvider {
     } finally {
       idle.cancel();
       deadline.cancel();
-      signal.removeEventListener('abort', cancel);
+      abort.dispose();
     }
   }
 }

@@ -8,6 +8,7 @@ import { LaunchError, launchDaemon } from '../../client/launch.js';
 import { MagiClient } from '../../client/magi-client.js';
 import { firstLine, spawnPlainNode } from '../core/endpoint/plain-node.js';
 import { fakeClock } from '../helpers/fake-clock.js';
+import { WITHOUT_TEST_HOOKS } from '../helpers/without-test-hooks.js';
 import { PROJECT_ROOT } from '../process/spawn-daemon.js';
 
 /** A short directory (socket paths stay under 108 bytes), removed afterwards. */
@@ -25,19 +26,7 @@ async function probe(
 ): Promise<Record<string, unknown>> {
   const child = spawn(
     'env',
-    [
-      '-u',
-      'NODE_OPTIONS',
-      '-u',
-      'NODE_V8_COVERAGE',
-      process.execPath,
-      '--import',
-      'tsx',
-      'test/client/fixtures/connect-probe.ts',
-      mode,
-      home,
-      socket,
-    ],
+    [...WITHOUT_TEST_HOOKS, '--import', 'tsx', 'test/client/fixtures/connect-probe.ts', mode, home, socket],
     { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let stdout = '';

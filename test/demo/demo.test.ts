@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
 import t from 'tap';
+import { WITHOUT_TEST_HOOKS } from '../helpers/without-test-hooks.js';
 import { PROJECT_ROOT } from '../process/spawn-daemon.js';
 
 interface DemoRun {
@@ -20,21 +21,11 @@ interface DemoRun {
 async function runDemo(t: Test, args: string[] = []): Promise<DemoRun> {
   const tmp = mkdtempSync('/tmp/md-');
   t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
-  const child = spawn(
-    'env',
-    [
-      '-u',
-      'NODE_OPTIONS',
-      '-u',
-      'NODE_V8_COVERAGE',
-      process.execPath,
-      '--import',
-      'tsx',
-      'demo/run.ts',
-      ...args,
-    ],
-    { cwd: PROJECT_ROOT, env: { ...process.env, TMPDIR: tmp }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn('env', [...WITHOUT_TEST_HOOKS, '--import', 'tsx', 'demo/run.ts', ...args], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, TMPDIR: tmp },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => {
     stdout += text;

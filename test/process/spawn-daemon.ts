@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WireClient } from '../../client/wire-client.js';
+import { WITHOUT_TEST_HOOKS } from '../helpers/without-test-hooks.js';
 
 /** The project root: `bin/magid.ts` runs from here. */
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -33,14 +34,6 @@ export function childEnv(): NodeJS.ProcessEnv {
   delete env.NODE_OPTIONS;
   return env;
 }
-
-/**
- * The test runner wraps `spawn` and puts its hooks and its coverage directory back into every child's
- * environment; `env -u` removes them once more, then execs node in place (the child's pid stays the
- * daemon's). The daemon runs its sources through tsx, whose coverage would not merge with the test
- * processes' and would only blur it.
- */
-const WITHOUT_TEST_HOOKS = ['-u', 'NODE_OPTIONS', '-u', 'NODE_V8_COVERAGE', process.execPath];
 
 /** A fresh directory with a short path (a socket path must stay under 108 bytes), removed afterwards. */
 export function shortTempDir(t: Tap): string {

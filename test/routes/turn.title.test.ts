@@ -71,6 +71,36 @@ function heldTitle(provider: ScriptedProvider, title: string) {
   return hold;
 }
 
+/**
+ * An untitled session whose first turn has completed, with its title request held at the provider before
+ * the first byte of `title`.
+ */
+async function titleBeingMade(
+  daemon: TestDaemon,
+  provider: ScriptedProvider,
+  transport: Transport,
+  title: string,
+) {
+  const who = await untitledSession(daemon, transport);
+  provider.reply(['Answer.']);
+  const hold = heldTitle(provider, title);
+  await completedTurn(who, 'Hi');
+  await hold.reached;
+  return { who, hold };
+}
+
+/** Sends `session.close` with the controller's token; `answered()` says whether its answer came yet. */
+function closeSession(who: Untitled) {
+  let answered = false;
+  const closing = who.client
+    .call('session.close', {}, { session: who.session, control: who.control, operation: op() })
+    .then((result) => {
+      answered = true;
+      return result;
+    });
+  return { closing, answered: () => answered };
+}
+
 /** Waits until the daemon holds `count` requests unanswered. */
 async function inFlight(daemon: TestDaemon, count: number): Promise<void> {
   while (daemon.app.framing.inFlight < count) await settle();
@@ -177,21 +207,11 @@ for (const transport of TRANSPORTS) {
 
     t.test('session.close waits for a title being made, then answers; the title is kept', async (t) => {
       const { daemon, provider } = await titleDaemon(t);
-      const who = await untitledSession(daemon, transport);
-      provider.reply(['Answer.']);
-      const hold = heldTitle(provider, 'Held title');
-      await completedTurn(who, 'Hi');
-      await hold.reached;
-      let answered = false;
-      const closing = who.client
-        .call('session.close', {}, { session: who.session, control: who.control, operation: op() })
-        .then((result) => {
-          answered = true;
-          return result;
-        });
+      const { who, hold } = await titleBeingMade(daemon, provider, transport, 'Held title');
+      const { closing, answered } = closeSession(who);
       await inFlight(daemon, 1);
       await settle();
-      t.equal(answered, false, 'the close waits for the title');
+      t.equal(answered(), false, 'the close waits for the title');
       t.equal(daemon.app.sessions.isClaimed(who.session), true, 'and the session stays controlled');
       hold.release();
       t.same(await closing, { status: 'closed' });
@@ -201,11 +221,7 @@ for (const transport of TRANSPORTS) {
 
     t.test('a close with a wrong token is refused at once while a title is being made', async (t) => {
       const { daemon, provider } = await titleDaemon(t);
-      const who = await untitledSession(daemon, transport);
-      provider.reply(['Answer.']);
-      const hold = heldTitle(provider, 'Still made');
-      await completedTurn(who, 'Hi');
-      await hold.reached;
+      const { who, hold } = await titleBeingMade(daemon, provider, transport, 'Still made');
       const refused = await who.client.request(
         'session.close',
         {},
@@ -220,22 +236,12 @@ for (const transport of TRANSPORTS) {
 
     t.test('a title past its deadline is aborted: the close answers and the title stays null', async (t) => {
       const { daemon, provider, logs } = await titleDaemon(t);
-      const who = await untitledSession(daemon, transport);
-      provider.reply(['Answer.']);
-      const hold = heldTitle(provider, 'Too late');
-      await completedTurn(who, 'Hi');
-      await hold.reached;
-      let answered = false;
-      const closing = who.client
-        .call('session.close', {}, { session: who.session, control: who.control, operation: op() })
-        .then((result) => {
-          answered = true;
-          return result;
-        });
+      const { who } = await titleBeingMade(daemon, provider, transport, 'Too late');
+      const { closing, answered } = closeSession(who);
       await inFlight(daemon, 1);
       daemon.clock.advance(TITLE_LIMITS.deadline_ms - 1);
       await settle();
-      t.equal(answered, false, 'still waiting 1 ms before the deadline');
+      t.equal(answered(), false, 'still waiting 1 ms before the deadline');
       daemon.clock.advance(1);
       t.same(await closing, { status: 'closed' });
       await provider.requests[1]!.disconnected;
@@ -252,11 +258,7 @@ for (const transport of TRANSPORTS) {
         idleTimeoutMs: 1_000,
         onIdle: () => stops.push(1),
       });
-      const who = await untitledSession(daemon, transport);
-      provider.reply(['Answer.']);
-      const hold = heldTitle(provider, 'Kept awake');
-      await completedTurn(who, 'Hi');
-      await hold.reached;
+      const { who, hold } = await titleBeingMade(daemon, provider, transport, 'Kept awake');
       who.client.close();
       while (daemon.app.framing.connections.size > 0) await settle();
       daemon.clock.advance(TITLE_LIMITS.deadline_ms - 1);
@@ -271,11 +273,7 @@ for (const transport of TRANSPORTS) {
 
     t.test('shutdown waits for a title being made until its deadline', async (t) => {
       const { daemon, provider } = await titleDaemon(t);
-      const who = await untitledSession(daemon, transport);
-      provider.reply(['Answer.']);
-      const hold = heldTitle(provider, 'Never stored');
-      await completedTurn(who, 'Hi');
-      await hold.reached;
+      await titleBeingMade(daemon, provider, transport, 'Never stored');
       let closed = false;
       const closing = daemon.app.close().then(() => (closed = true));
       for (let i = 0; i < 20; i++) await settle();
