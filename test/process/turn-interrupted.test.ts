@@ -67,21 +67,30 @@ async function replayAll(t: Test, client: WireClient, session: string): Promise<
   return replay.records as ReplayRecord[];
 }
 
-/** A daemon whose provider is `provider`, on `home` and `socket`. */
-function daemonOn(t: Test, provider: ScriptedProvider, home: string, socket: string) {
-  return startDaemon(t, {
-    socket,
-    home,
-    args: ['--provider-base-url', provider.baseUrl, '--model', 'scripted-model'],
-  });
-}
-
-/** A new connection to `socket`, initialized, closed with the test. */
-async function connected(t: Test, socket: string, capabilities: string[]): Promise<WireClient> {
-  const { client } = await connectSocket(socket);
-  t.teardown(() => client.close());
-  await client.initialize(capabilities);
-  return client;
+/**
+ * A home, a socket path, a workspace and a scripted provider, for daemons started one after another:
+ * `start` runs a daemon there, `connect` opens an initialized connection to it, closed with the test.
+ */
+async function killScene(t: Test) {
+  const root = shortTempDir(t);
+  const home = join(root, 'home');
+  const socket = join(root, 'd.sock');
+  const workspace = join(root, 'ws');
+  mkdirSync(workspace);
+  const provider = await ScriptedProvider.start(t);
+  const start = () =>
+    startDaemon(t, {
+      socket,
+      home,
+      args: ['--provider-base-url', provider.baseUrl, '--model', 'scripted-model'],
+    });
+  const connect = async (capabilities: string[]): Promise<WireClient> => {
+    const { client } = await connectSocket(socket);
+    t.teardown(() => client.close());
+    await client.initialize(capabilities);
+    return client;
+  };
+  return { workspace, provider, start, connect };
 }
 
 async function killed(t: Test, magid: MagidProcess): Promise<void> {
@@ -90,15 +99,10 @@ async function killed(t: Test, magid: MagidProcess): Promise<void> {
 }
 
 t.test('a turn running when the daemon is killed is recorded interrupted by the next daemon', async (t) => {
-  const root = shortTempDir(t);
-  const home = join(root, 'home');
-  const socket = join(root, 'd.sock');
-  const workspace = join(root, 'ws');
-  mkdirSync(workspace);
-  const provider = await ScriptedProvider.start(t);
+  const { workspace, provider, start, connect } = await killScene(t);
 
-  const first = await daemonOn(t, provider, home, socket);
-  const client = await connected(t, socket, []);
+  const first = await start();
+  const client = await connect([]);
   const created = await client.call('session.create', { workspace, title: 'notes' }, { operation: op() });
   const session = created.session_id as string;
   const claim = await client.call('session.claim', {}, { session, operation: op() });
@@ -131,7 +135,7 @@ t.test('a turn running when the daemon is killed is recorded interrupted by the 
   await killed(t, first.magid);
   await within(request.disconnected, 'the provider to see the request end');
 
-  const second = await daemonOn(t, provider, home, socket);
+  const second = await start();
   t.not(second.ready.instance_id, first.ready.instance_id, 'a new daemon');
   t.match(
     await logged(second.magid, RECOVERED),
@@ -139,7 +143,7 @@ t.test('a turn running when the daemon is killed is recorded interrupted by the 
     'the log says one turn was recorded',
   );
 
-  const again = await connected(t, socket, []);
+  const again = await connect([]);
   const listed = await again.call('session.list', { cursor: null, limit: 100 });
   const reclaimed = await again.call('session.claim', {}, { session, operation: op() });
   t.equal((reclaimed.snapshot as { turn: unknown }).turn, null, 'no turn runs after the restart');
@@ -187,15 +191,10 @@ t.test('a turn running when the daemon is killed is recorded interrupted by the 
 });
 
 t.test('a dispatched application call is reported uncertain after a kill -9', async (t) => {
-  const root = shortTempDir(t);
-  const home = join(root, 'home');
-  const socket = join(root, 'd.sock');
-  const workspace = join(root, 'ws');
-  mkdirSync(workspace);
-  const provider = await ScriptedProvider.start(t);
+  const { workspace, provider, start, connect } = await killScene(t);
 
-  const first = await daemonOn(t, provider, home, socket);
-  const client = await connected(t, socket, ['application_resources_v1']);
+  const first = await start();
+  const client = await connect(['application_resources_v1']);
   const created = await client.call('session.create', { workspace, title: null }, { operation: op() });
   const session = created.session_id as string;
   const claim = await client.call('session.claim', {}, { session, operation: op() });
@@ -244,9 +243,9 @@ t.test('a dispatched application call is reported uncertain after a kill -9', as
 
   await killed(t, first.magid);
 
-  const second = await daemonOn(t, provider, home, socket);
+  const second = await start();
   t.match(await logged(second.magid, RECOVERED), { turns: 1 });
-  const again = await connected(t, socket, ['application_resources_v1']);
+  const again = await connect(['application_resources_v1']);
   const reclaimed = await again.call('session.claim', {}, { session, operation: op() });
   t.equal((reclaimed.snapshot as { turn: unknown }).turn, null, 'no turn runs after the restart');
 

@@ -177,14 +177,20 @@ t.test('every ready-made quirk stream is classified here', async (t) => {
   t.strictSame(classified, Object.keys(QUIRKS).sort(), 'each quirk once, none left out');
 });
 
+/** A turn with no application whose one provider answer is `quirk`, run to its terminal. */
+async function quirkTurn(t: Test, quirk: Quirk) {
+  const { daemon, provider } = await turnDaemon(t);
+  provider.script(QUIRKS[quirk]());
+  const who = await controller(daemon, 'in-process');
+  const accepted = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'Say hello' }));
+  const terminal = await who.client.event('turn.terminal');
+  return { provider, who, accepted, terminal };
+}
+
 t.test('text quirks: the turn completes with the answer text, never the reasoning', async (t) => {
   for (const [quirk, expected] of Object.entries(TEXT_QUIRKS)) {
     t.test(quirk, async (t) => {
-      const { daemon, provider } = await turnDaemon(t);
-      provider.script(QUIRKS[quirk as Quirk]());
-      const who = await controller(daemon, 'in-process');
-      const accepted = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'Say hello' }));
-      const terminal = await who.client.event('turn.terminal');
+      const { provider, who, accepted, terminal } = await quirkTurn(t, quirk as Quirk);
       t.strictSame(terminal.payload, {
         turn_id: accepted.turn_id,
         status: 'completed',
@@ -293,11 +299,7 @@ t.test(
 t.test('failure quirks: the turn fails with provider_error and the fixed message', async (t) => {
   for (const [quirk, expected] of Object.entries(FAILURE_QUIRKS)) {
     t.test(quirk, async (t) => {
-      const { daemon, provider } = await turnDaemon(t);
-      provider.script(QUIRKS[quirk as Quirk]());
-      const who = await controller(daemon, 'in-process');
-      const accepted = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'Say hello' }));
-      const terminal = await who.client.event('turn.terminal');
+      const { provider, who, accepted, terminal } = await quirkTurn(t, quirk as Quirk);
       t.strictSame(terminal.payload, {
         turn_id: accepted.turn_id,
         status: 'failed',
