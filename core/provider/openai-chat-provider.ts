@@ -8,6 +8,7 @@ import {
   chatRequestHeaders,
 } from './chat-request.js';
 import { EventStreamReader } from './event-stream-reader.js';
+import { HttpPoster, type PostResponse } from './http-post.js';
 import { ProviderError, type ProviderFailure } from './provider-error.js';
 import { RequestAbort } from './request-abort.js';
 import {
@@ -60,7 +61,7 @@ class ConsumerRefusal {
 }
 
 /**
- * A `ChatProvider` over the OpenAI-compatible Chat Completions streaming API, with Node's `fetch`.
+ * A `ChatProvider` over the OpenAI-compatible Chat Completions streaming API, over `node:http`.
  *
  * Each attempt has its own AbortController, aborted by the caller's signal, by an idle watchdog that
  * every received chunk of bytes resets (keep-alive comments included) and by a deadline. A failed attempt
@@ -71,13 +72,14 @@ class ConsumerRefusal {
 export class OpenAiChatProvider implements ChatProvider {
   readonly #options: OpenAiChatProviderOptions;
   readonly #limits: ProviderLimits;
-  readonly #url: string;
+  readonly #url: URL;
   readonly #random: () => number;
+  readonly #http = new HttpPoster();
 
   constructor(options: OpenAiChatProviderOptions) {
     this.#options = options;
     this.#limits = { ...PROVIDER_LIMITS, ...options.limits };
-    this.#url = chatCompletionsUrl(options.baseUrl);
+    this.#url = new URL(chatCompletionsUrl(options.baseUrl));
     this.#random = options.random ?? Math.random;
   }
 
@@ -132,29 +134,22 @@ export class OpenAiChatProvider implements ChatProvider {
     };
     const deadline = after(this.#limits.request_deadline_ms, 'deadline');
     try {
-      let response: Response;
+      let response: PostResponse;
       try {
-        response = await fetch(this.#url, {
-          method: 'POST',
-          headers,
-          body,
-          signal: abort.signal,
-          redirect: 'manual',
-        });
+        response = await this.#http.post(this.#url, headers, body, abort.signal);
       } catch {
         return abort.cause === null ? failed('unreachable', true) : failed(abort.cause);
       }
       touch();
       if (response.status < 200 || response.status > 299) {
-        const hint = readRetryHint(response.headers, clock.wallNow());
-        abort.abort('http_status');
+        const hint = readRetryHint(response.headers(), clock.wallNow());
+        response.finish();
         return {
           error: new ProviderError('http_status', response.status),
           retryable: isRetryableStatus(response.status),
           hint,
         };
       }
-      if (response.body === null) return failed('empty_response');
       const reader = new EventStreamReader(emit, {
         responseBytes: this.#limits.response_bytes,
         eventChars: this.#limits.event_chars,
@@ -167,10 +162,11 @@ export class OpenAiChatProvider implements ChatProvider {
           reader.push(bytes);
           if (reader.done) break;
         }
+        response.finish();
         return { round: reader.end() };
       } catch (error) {
         const cause = abort.cause;
-        abort.abort('truncated');
+        response.finish();
         if (error instanceof ConsumerRefusal) throw error.error;
         if (cause !== null) return failed(cause);
         if (error instanceof ProviderError) return { error, retryable: false, hint: NO_RETRY_HINT };
