@@ -50,7 +50,8 @@ export async function stop(socketPath: string, waitMs = 15_000): Promise<number>
   return 1;
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process `pid` exists (signal 0 checks without sending anything). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

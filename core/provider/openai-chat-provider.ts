@@ -165,10 +165,9 @@ export class OpenAiChatProvider implements ChatProvider {
         response.finish();
         return { round: reader.end() };
       } catch (error) {
-        const cause = abort.cause;
         response.finish();
         if (error instanceof ConsumerRefusal) throw error.error;
-        if (cause !== null) return failed(cause);
+        if (abort.cause !== null) return failed(abort.cause);
         if (error instanceof ProviderError) return { error, retryable: false, hint: NO_RETRY_HINT };
         // The connection broke in the middle of the body.
         return failed('truncated', true);

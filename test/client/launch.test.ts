@@ -4,6 +4,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import t from 'tap';
+import { isAlive } from '../../bin/control-client.js';
 import { LaunchError, launchDaemon } from '../../client/launch.js';
 import { MagiClient } from '../../client/magi-client.js';
 import { firstLine, spawnPlainNode } from '../core/endpoint/plain-node.js';
@@ -37,20 +38,11 @@ async function probe(
   return JSON.parse(stdout) as Record<string, unknown>;
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 t.test('with no daemon on the socket, one is launched and the next client uses it', async (t) => {
   const dir = tempDir(t);
   const result = await probe('launch', join(dir, 'home'), join(dir, 'magid.sock'));
   t.match(result, { launched: true, secondLaunched: false, sameDaemon: true, socketAfterStop: false });
-  t.notOk(isRunning(result.pid as number), 'stop waited for the daemon to exit');
+  t.notOk(isAlive(result.pid as number), 'stop waited for the daemon to exit');
 });
 
 t.test(

@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
 import t from 'tap';
+import { isAlive } from '../../bin/control-client.js';
 import { WITHOUT_TEST_HOOKS } from '../helpers/without-test-hooks.js';
 import { PROJECT_ROOT } from '../process/spawn-daemon.js';
 
@@ -41,15 +42,6 @@ async function runDemo(t: Test, args: string[] = []): Promise<DemoRun> {
   };
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 t.test(
   'the demo completes a turn with one succeeded call, then stops its daemon and removes its home',
   async (t) => {
@@ -61,7 +53,7 @@ t.test(
     t.match(run.stdout, /tool\s+find_note\s+revision [0-9a-f]{12}/, 'the manifest');
     t.match(run.stdout, /executor ran find_note \{"query":"tea"\}/, 'progress while it runs');
     t.ok(run.daemonPid > 0, 'the daemon was started');
-    t.notOk(isRunning(run.daemonPid), 'the daemon was stopped');
+    t.notOk(isAlive(run.daemonPid), 'the daemon was stopped');
     t.same(run.leftovers, [], 'the temporary home was removed');
   },
 );
@@ -77,6 +69,6 @@ t.test('a failing provider fails the demo, which still stops its daemon and remo
   const run = await runDemo(t, ['--provider-base-url', url]);
   t.equal(run.code, 1, 'exit status 1');
   t.match(run.stdout, /Turn failed \(provider_error\)\./);
-  t.notOk(isRunning(run.daemonPid), 'the daemon was stopped');
+  t.notOk(isAlive(run.daemonPid), 'the daemon was stopped');
   t.same(run.leftovers, [], 'the temporary home was removed');
 });
