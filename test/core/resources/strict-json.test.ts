@@ -178,6 +178,12 @@ t.test('refuses duplicate member names at any depth, after escape decoding', asy
     '[{"x":{"b":1,"b":{}}}]',
     '{"a":{"b":[0,{"c":1,"c":2}]}}',
     '{"a":1,"a":2,}',
+    // Colons inside strings, raw or escaped, must not stand in for the separator a repeat took away.
+    '{"a":1,"a":":"}',
+    '{"a":1,"a":"\\u003a"}',
+    '{"a:b":1,"a:b":2}',
+    '{"\\u003a":1,":":2}',
+    '{"a":[":",{"b":1,"b":2}]}',
   ];
   for (const text of duplicated) t.equal(failureOf(text), 'duplicate_member', label(text));
   t.equal(
@@ -186,6 +192,7 @@ t.test('refuses duplicate member names at any depth, after escape decoding', asy
     'equal names in sibling objects',
   );
   t.equal(failureOf('{"a":1,"A":2}'), 'accepted', 'names are compared exactly, not case-folded');
+  t.equal(failureOf('{"a:b":":","c":"\\u003a"}'), 'accepted', 'colons in strings are only text');
   t.equal(failureOf('{"e\\u0301":1,"\\u00e9":2}'), 'accepted', 'names are not Unicode-normalized');
 });
 
