@@ -2,7 +2,7 @@ import { newId } from '../ids.js';
 import { type CapturedContent, validateCapturedSource } from '../resources/captured-source.js';
 import type { ResourceInput, ResourceKind } from '../resources/resource-input.js';
 import { contentSha256, revisionSha256 } from '../resources/revision-hash.js';
-import type { ToolContract } from '../resources/tool-contract.js';
+import { contractJsonBytes, type ToolContract } from '../resources/tool-contract.js';
 import { utf8ByteLength } from '../resources/unicode.js';
 import { revisionBytes } from './registry-accounting.js';
 
@@ -137,7 +137,7 @@ export class ResourceRevision {
 
 function normalizedBytes(content: CapturedContent): number {
   return content.kind === 'tool'
-    ? utf8ByteLength(JSON.stringify(content.contract))
+    ? contractJsonBytes(content.contract)
     : utf8ByteLength(content.instructions);
 }
 

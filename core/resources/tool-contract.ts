@@ -231,6 +231,51 @@ export function parseToolContract(source: Buffer | string): ToolContract {
   });
 }
 
+/** Compact JSON of each property schema, less its numbers. */
+const PROPERTY_JSON_BYTES = {
+  string: '{"type":"string","maxLength":}'.length,
+  boolean: '{"type":"boolean"}'.length,
+  integer: '{"type":"integer","minimum":,"maximum":}'.length,
+} as const;
+const OBJECT_SCHEMA_JSON_BYTES =
+  '{"type":"object","properties":{},"required":[],"additionalProperties":false}'.length;
+const CONTRACT_JSON_BYTES = '{"input_schema":,"output_schema":,"timeout_ms":}'.length;
+
+function propertyJsonBytes(schema: PropertySchema): number {
+  switch (schema.type) {
+    case 'string':
+      return PROPERTY_JSON_BYTES.string + String(schema.maxLength).length;
+    case 'boolean':
+      return PROPERTY_JSON_BYTES.boolean;
+    case 'integer':
+      return PROPERTY_JSON_BYTES.integer + String(schema.minimum).length + String(schema.maximum).length;
+  }
+}
+
+function objectSchemaJsonBytes(schema: ObjectSchema): number {
+  // Property names are ASCII without quotes or backslashes, so each is its length plus two quotes.
+  let bytes = OBJECT_SCHEMA_JSON_BYTES;
+  const names = Object.keys(schema.properties);
+  for (const name of names) {
+    bytes += name.length + 3 + propertyJsonBytes(schema.properties[name] as PropertySchema);
+  }
+  for (const name of schema.required) bytes += name.length + 2;
+  return bytes + Math.max(names.length - 1, 0) + Math.max(schema.required.length - 1, 0);
+}
+
+/**
+ * The UTF-8 length of the normalized contract as compact JSON, the registry's charge for it: exactly
+ * `Buffer.byteLength(JSON.stringify(contract))`, counted from the contract's shape without writing it.
+ */
+export function contractJsonBytes(contract: ToolContract): number {
+  return (
+    CONTRACT_JSON_BYTES +
+    objectSchemaJsonBytes(contract.input_schema) +
+    objectSchemaJsonBytes(contract.output_schema) +
+    String(contract.timeout_ms).length
+  );
+}
+
 function matchesProperty(schema: PropertySchema, value: unknown): boolean {
   switch (schema.type) {
     case 'string':

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import { WireError } from '../../../core/errors.js';
 import {
+  contractJsonBytes,
   type ObjectSchema,
   parseToolContract,
   SCHEMA_MAX_PROPERTIES,
@@ -505,3 +506,51 @@ t.test(
     t.pass('500 schemas checked');
   },
 );
+
+t.test('contractJsonBytes is the byte length of the contract as compact JSON', async (t) => {
+  const propertySchema = fc.oneof(
+    fc.integer({ min: 1, max: 4_096 }).map((maxLength) => ({ type: 'string' as const, maxLength })),
+    fc.constant({ type: 'boolean' as const }),
+    fc.tuple(fc.maxSafeInteger(), fc.maxSafeInteger(), fc.boolean()).map(([a, b, negativeZero]) => ({
+      type: 'integer' as const,
+      minimum: negativeZero ? -0 : Math.min(a, b),
+      maximum: Math.max(a, b, 0),
+    })),
+  );
+  const objectSchema = fc
+    .dictionary(fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{0,47}$/), propertySchema, {
+      maxKeys: SCHEMA_MAX_PROPERTIES,
+    })
+    .chain((properties) =>
+      fc.record({
+        properties: fc.option(fc.constant(properties), { nil: undefined }),
+        required: fc.option(
+          fc.subarray(Object.keys(properties), { maxLength: Math.min(32, Object.keys(properties).length) }),
+          { nil: undefined },
+        ),
+      }),
+    )
+    .map(({ properties, required }) => ({
+      type: 'object',
+      ...(properties === undefined ? {} : { properties }),
+      ...(required === undefined || properties === undefined ? {} : { required }),
+      additionalProperties: false,
+    }));
+  const source = fc
+    .record({
+      input_schema: objectSchema,
+      output_schema: objectSchema,
+      timeout_ms: fc.option(fc.integer({ min: 1_000, max: 600_000 }), { nil: undefined }),
+    })
+    .map((contract) => JSON.stringify(contract));
+  let counted = 0;
+  fc.assert(
+    fc.property(source, (text) => {
+      const contract = parseToolContract(text);
+      counted += 1;
+      return contractJsonBytes(contract) === Buffer.byteLength(JSON.stringify(contract));
+    }),
+    { numRuns: 300 },
+  );
+  t.equal(counted, 300, 'every generated contract was valid and counted');
+});
