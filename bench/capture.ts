@@ -253,20 +253,21 @@ what one workspace_file registration does (beginRegistration → capture → pub
   admission   payload shape, name against the catalog, expected revision, kind and byte budgets,
               the capture slot (and its ${PROFILE_LIMITS.capture_reservation_bytes / 1_024} KiB reservation)
   walk        on the capture worker thread: ${total} synchronous fs calls (${calls}):
-              the workspace root and its check through /proc/self/fd, every ancestor up to / against the
-              excluded state directory, the directory component, then the file by lstat, open, fstat,
-              and fstat + lstat again after the read
+              the workspace root and its check through /proc/self/fd, the directory component, then the
+              file by lstat, open, fstat, and fstat + lstat again after the read; the bytes go to the main
+              thread at once, then every ancestor up to / is checked against the excluded state directory
   read        ${kib} KiB into a buffer of the maximum plus one byte, copied out, checked for NUL
   UTF-8       checked once, by the capture thread; the contract rules take the text it decoded
-  JSON        strict parse (duplicate members at any depth, depth bound, lone surrogates)
+  JSON        on the main thread while the worker walks up and hashes: JSON.parse, then its members
+              counted against the text's colons (duplicates), depth and lone surrogates checked on the result
   schema      2 × 64 properties (names, types, bounds), 2 × 32 required, timeout; frozen
-  hashes      2 × sha256: content (${kib} KiB, on the capture thread), revision (domain +
+  hashes      2 × sha256 on the capture thread: content (${kib} KiB), revision (domain +
               length-prefixed kind, name, description and the ${kib} KiB, fed piece by piece)
-  descriptor  a fresh revision id (random bytes), the descriptor, and the normalized contract and descriptor
-              as JSON for the exact charge (${chargedBytes.toLocaleString('en-US')} bytes for this revision)
+  descriptor  a fresh revision id (random bytes), the descriptor as JSON and the normalized contract's
+              JSON length for the exact charge (${chargedBytes.toLocaleString('en-US')} bytes for this revision)
   publish     guard, registry, expected revision and catalog checked again, budgets, entry replaced
-an inline registration does the same without walk and read: admission scans the ${kib} KiB string for
-  well-formed text and measures it, capture encodes it to UTF-8 bytes.
+an inline registration does the same without walk and read, all on the main thread: admission scans the
+  ${kib} KiB string for well-formed text and measures it, capture encodes it to UTF-8 bytes and hashes them.
 the baseline: readFile (open, fstat, read, close, each a round trip to the thread pool) + 1 × sha256;
   readFileSync the same calls on the main thread.`);
 }

@@ -3,11 +3,18 @@ import type { Clock } from '../clock.js';
 import { ERROR_CODES, type ErrorCode, WireError } from '../errors.js';
 import { startModuleWorker } from '../module-worker.js';
 import type { CaptureAnswer, CaptureJob } from './capture-worker.js';
-import type { WorkspaceRead, WorkspaceReader, WorkspaceReadRequest } from './workspace-reader.js';
+import type {
+  WorkspaceRead,
+  WorkspaceReader,
+  WorkspaceReadHashes,
+  WorkspaceReadRequest,
+} from './workspace-reader.js';
 
+/** A job the worker has not finished: its read until the bytes arrive, then its confirmation. */
 interface PendingRead {
-  resolve(read: WorkspaceRead): void;
-  reject(error: WireError): void;
+  read: { resolve(read: WorkspaceRead): void; reject(error: WireError): void } | null;
+  confirm: { resolve(hashes: WorkspaceReadHashes): void; reject(error: WireError): void };
+  confirmed: Promise<WorkspaceReadHashes>;
 }
 
 const WORKER_URL = new URL(
@@ -47,9 +54,16 @@ export class CaptureThread implements WorkspaceReader {
       path: request.path,
       maxBytes: request.maxBytes,
       excludedDirectories: [...request.excludedDirectories],
+      resource: { ...request.resource },
     };
+    let confirm!: PendingRead['confirm'];
+    const confirmed = new Promise<WorkspaceReadHashes>((resolve, reject) => {
+      confirm = { resolve, reject };
+    });
+    // A read refused before its bytes arrived never hands its confirmation to anyone.
+    confirmed.catch(() => {});
     return new Promise((resolve, reject) => {
-      this.#pending.set(job.id, { resolve, reject });
+      this.#pending.set(job.id, { read: { resolve, reject }, confirm, confirmed });
       worker.postMessage(job);
     });
   }
@@ -88,16 +102,21 @@ export class CaptureThread implements WorkspaceReader {
   #settle(answer: CaptureAnswer): void {
     const pending = this.#pending.get(answer.id);
     if (!pending) return;
-    this.#pending.delete(answer.id);
-    if (answer.ok) {
+    if (answer.stage === 'read') {
       const { bytes } = answer;
-      pending.resolve({
+      pending.read?.resolve({
         bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-        contentSha256: answer.contentSha256,
         text: answer.text,
+        confirmed: pending.confirmed,
       });
+      pending.read = null;
+      return;
+    }
+    this.#pending.delete(answer.id);
+    if (answer.stage === 'confirmed') {
+      pending.confirm.resolve({ contentSha256: answer.contentSha256, revisionSha256: answer.revisionSha256 });
     } else {
-      pending.reject(new WireError(knownCode(answer.code), answer.message || undefined));
+      fail(pending, new WireError(knownCode(answer.code), answer.message || undefined));
     }
     if (!this.busy) this.#idle?.();
   }
@@ -112,9 +131,15 @@ export class CaptureThread implements WorkspaceReader {
   #failPending(error: WireError): void {
     const pending = [...this.#pending.values()];
     this.#pending.clear();
-    for (const read of pending) read.reject(error);
+    for (const read of pending) fail(read, error);
     this.#idle?.();
   }
+}
+
+/** A refusal answers the read when its bytes have not arrived, and its confirmation either way. */
+function fail(pending: PendingRead, error: WireError): void {
+  pending.read?.reject(error);
+  pending.confirm.reject(error);
 }
 
 function knownCode(code: string): ErrorCode {

@@ -68,6 +68,27 @@ const ANCESTORS_MAX = 4_096;
  * name. The walk is synchronous because descriptor numbers may be reused between asynchronous steps.
  */
 export function captureWorkspaceFile(options: CaptureWorkspaceFileOptions): CapturedWorkspaceFile {
+  const { bytes, text, finish } = readWorkspaceFile(options);
+  finish();
+  return { bytes, text };
+}
+
+/** A workspace file read, whose last check is still to run. */
+export interface PendingWorkspaceFile extends CapturedWorkspaceFile {
+  /**
+   * Checks the workspace's ancestors against daemon state and lets go of the workspace root; throws that
+   * check's refusal, which overrides anything concluded from the bytes. Call it exactly once.
+   */
+  finish(): void;
+}
+
+/**
+ * `captureWorkspaceFile` in two steps, so that the bytes can be put to use while the walk up from the
+ * workspace root, the slowest check, still runs: the bytes count only once `finish()` returned. A refusal
+ * of the read itself comes after that check too, so whichever step fails, the refusal is the one
+ * `captureWorkspaceFile` gives.
+ */
+export function readWorkspaceFile(options: CaptureWorkspaceFileOptions): PendingWorkspaceFile {
   const { workspace, maxBytes, hooks } = options;
   if (
     !Number.isSafeInteger(maxBytes) ||
@@ -80,20 +101,48 @@ export function captureWorkspaceFile(options: CaptureWorkspaceFileOptions): Capt
   if (isCredentialLikePath(components)) throw captureRefusal('credential_path');
   const excluded = excludedIdentities(options.excludedDirectories);
 
-  let directoryFd = openWorkspaceRoot(workspace);
+  const rootFd = openWorkspaceRoot(workspace);
+  let root: BigIntStats;
   try {
-    const root = fstatSync(directoryFd, { bigint: true });
-    assertProcFdResolves(directoryFd, root);
+    root = fstatSync(rootFd, { bigint: true });
+    assertProcFdResolves(rootFd, root);
     if (isExcluded(root, excluded)) throw captureRefusal('excluded_directory');
-    assertNoExcludedAncestor(directoryFd, root, excluded);
-    hooks?.afterDirectoryOpen?.(0);
+  } catch (error) {
+    closeSync(rootFd);
+    throw error;
+  }
+  const finish = () => {
+    try {
+      assertNoExcludedAncestor(rootFd, root, excluded);
+    } finally {
+      closeSync(rootFd);
+    }
+  };
+  let read: CapturedWorkspaceFile;
+  try {
+    read = readBeneathRoot(rootFd, components, maxBytes, excluded, hooks);
+  } catch (error) {
+    finish();
+    throw error;
+  }
+  return { ...read, finish };
+}
 
+function readBeneathRoot(
+  rootFd: number,
+  components: readonly string[],
+  maxBytes: number,
+  excluded: readonly Identity[],
+  hooks: CaptureHooks | undefined,
+): CapturedWorkspaceFile {
+  hooks?.afterDirectoryOpen?.(0);
+  let directoryFd = rootFd;
+  try {
     const directories = components.slice(0, -1);
     for (const [index, name] of directories.entries()) {
       const child = openDirectoryBeneath(directoryFd, name);
-      const parent = directoryFd;
+      if (directoryFd !== rootFd) closeSync(directoryFd);
       directoryFd = child;
-      closeSync(parent);
       const stats = fstatSync(directoryFd, { bigint: true });
       if (!stats.isDirectory()) throw captureRefusal('not_directory');
       if (isExcluded(stats, excluded)) throw captureRefusal('excluded_directory');
@@ -101,7 +150,7 @@ export function captureWorkspaceFile(options: CaptureWorkspaceFileOptions): Capt
     }
     return readFileBeneath(directoryFd, components[components.length - 1]!, maxBytes, hooks);
   } finally {
-    closeSync(directoryFd);
+    if (directoryFd !== rootFd) closeSync(directoryFd);
   }
 }
 

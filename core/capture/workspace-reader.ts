@@ -1,3 +1,5 @@
+import type { ResourceKind } from '../resources/resource-input.js';
+
 /** What the registry asks of a workspace file capture: everything the read needs, nothing else. */
 export interface WorkspaceReadRequest {
   /** Absolute path of the session's workspace. */
@@ -8,15 +10,28 @@ export interface WorkspaceReadRequest {
   maxBytes: number;
   /** Absolute paths of the daemon's own state directories. */
   excludedDirectories: readonly string[];
+  /** What the revision hash covers besides the bytes, so the reader can hash them where they are. */
+  resource: { kind: ResourceKind; name: string; description: string };
 }
 
 export interface WorkspaceRead {
   /** The exact bytes read: single-linked regular file, well-formed UTF-8 without NUL, unchanged while read. */
   bytes: Buffer;
-  /** Lowercase hex SHA-256 of `bytes`. */
-  contentSha256: string;
   /** `bytes` decoded: the capture already checked they are exact UTF-8, so nobody decodes them again. */
   text: string;
+  /**
+   * Settles when the capture's last check has run: with the hashes of the bytes, or with that check's
+   * refusal. The bytes may be examined meanwhile, but count only once this resolves, and its refusal
+   * overrides anything concluded from them.
+   */
+  confirmed: Promise<WorkspaceReadHashes>;
+}
+
+export interface WorkspaceReadHashes {
+  /** Lowercase hex SHA-256 of the bytes. */
+  contentSha256: string;
+  /** The descriptor's revision hash of the request's resource with these bytes. */
+  revisionSha256: string;
 }
 
 /**

@@ -1,7 +1,11 @@
 import type { WorkspaceReader } from '../capture/workspace-reader.js';
 import { type Clock, deadlineAt } from '../clock.js';
 import { newId } from '../ids.js';
-import { sourceMaxBytes } from '../resources/captured-source.js';
+import {
+  type CapturedContent,
+  sourceMaxBytes,
+  validateCapturedSource,
+} from '../resources/captured-source.js';
 import type { NameCatalog } from '../resources/names.js';
 import type { ResourceInput, ResourceKind } from '../resources/resource-input.js';
 import { utf8ByteLength } from '../resources/unicode.js';
@@ -290,26 +294,37 @@ export class ResourceRegistry {
 
   async #capture(plan: RegistrationPlan): Promise<ResourceRevision> {
     const { input } = plan;
-    const read =
-      input.source.kind === 'inline'
-        ? {
-            bytes: Buffer.from(input.source.content, 'utf8'),
-            contentSha256: undefined,
-            text: input.source.content,
-          }
-        : await this.#reader.read({
-            workspace: plan.workspace ?? '',
-            path: input.source.path,
-            maxBytes: sourceMaxBytes(input.kind),
-            excludedDirectories: this.#excludedDirectories,
-          });
+    const resourceId = plan.resourceId ?? newId('res');
+    const { registeredBy } = plan;
+    if (input.source.kind === 'inline') {
+      const { content: text } = input.source;
+      return ResourceRevision.capture({ resourceId, input, captured: Buffer.from(text), text, registeredBy });
+    }
+    const { kind, name, description } = input;
+    const read = await this.#reader.read({
+      workspace: plan.workspace ?? '',
+      path: input.source.path,
+      maxBytes: sourceMaxBytes(kind),
+      excludedDirectories: this.#excludedDirectories,
+      resource: { kind, name, description },
+    });
+    // The content rules run while the reader finishes its checks; a refusal of the capture comes first.
+    let content: CapturedContent | undefined;
+    let contentRefusal: unknown = null;
+    try {
+      content = validateCapturedSource(kind, read.bytes, read.text);
+    } catch (error) {
+      contentRefusal = error;
+    }
+    const hashes = await read.confirmed;
+    if (content === undefined) throw contentRefusal;
     return ResourceRevision.capture({
-      resourceId: plan.resourceId ?? newId('res'),
+      resourceId,
       input,
       captured: read.bytes,
-      contentSha256: read.contentSha256,
-      text: read.text,
-      registeredBy: plan.registeredBy,
+      content,
+      hashes,
+      registeredBy,
     });
   }
 

@@ -33,10 +33,12 @@ export interface CaptureRevisionInput {
   input: ResourceInput;
   /** The exact captured source bytes; copied, so later changes to the caller's buffer do not reach here. */
   captured: Uint8Array;
-  /** The content hash when the capture already computed it. */
-  contentSha256?: string;
   /** The captured bytes decoded, when the capture already decoded them exactly. */
   text?: string;
+  /** The content rules' result for these bytes, when the caller applied them already. */
+  content?: CapturedContent;
+  /** Both descriptor hashes of these bytes, when the capture computed them already. */
+  hashes?: { contentSha256: string; revisionSha256: string };
   registeredBy: RegisteredBy;
 }
 
@@ -72,12 +74,12 @@ export class ResourceRevision {
     resourceId,
     input,
     captured,
-    contentSha256: hashed,
     text,
+    content = validateCapturedSource(input.kind, captured, text),
+    hashes,
     registeredBy,
   }: CaptureRevisionInput): ResourceRevision {
     const bytes = Buffer.from(captured);
-    const content = validateCapturedSource(input.kind, bytes, text);
     const { kind, name, description } = input;
     const descriptor: ResourceDescriptor = Object.freeze({
       resource_id: resourceId,
@@ -85,8 +87,8 @@ export class ResourceRevision {
       kind,
       name,
       description,
-      content_sha256: hashed ?? contentSha256(bytes),
-      revision_sha256: revisionSha256({ kind, name, description, captured: bytes }),
+      content_sha256: hashes?.contentSha256 ?? contentSha256(bytes),
+      revision_sha256: hashes?.revisionSha256 ?? revisionSha256({ kind, name, description, captured: bytes }),
       captured_bytes: bytes.length,
       registered_by: Object.freeze({
         instance_id: registeredBy.instance_id,
@@ -136,9 +138,7 @@ export class ResourceRevision {
 }
 
 function normalizedBytes(content: CapturedContent): number {
-  return content.kind === 'tool'
-    ? contractJsonBytes(content.contract)
-    : utf8ByteLength(content.instructions);
+  return content.kind === 'tool' ? contractJsonBytes(content.contract) : utf8ByteLength(content.instructions);
 }
 
 /** Kind first, then name: the order of listings, snapshots and manifests. */

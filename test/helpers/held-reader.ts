@@ -16,7 +16,7 @@ export class HeldReader implements WorkspaceReader {
   readonly #waiting: Array<() => void> = [];
   /** Every request the reader was asked to read, in order. */
   readonly requests: WorkspaceReadRequest[] = [];
-  /** Reads that have been asked for and have not returned yet. */
+  /** Reads that have been asked for and that the worker has not finished yet. */
   inFlight = 0;
 
   constructor(inner: WorkspaceReader = new CaptureThread(systemClock)) {
@@ -26,14 +26,21 @@ export class HeldReader implements WorkspaceReader {
   async read(request: WorkspaceReadRequest): Promise<WorkspaceRead> {
     this.requests.push(request);
     this.inFlight += 1;
+    const returned = () => {
+      this.inFlight -= 1;
+    };
     try {
       await new Promise<void>((resolve) => {
         this.#held.push(resolve);
         for (const wake of this.#waiting.splice(0)) wake();
       });
-      return await this.#inner.read(request);
-    } finally {
-      this.inFlight -= 1;
+      const read = await this.#inner.read(request);
+      // The worker is done with a read once it has confirmed or refused it.
+      read.confirmed.then(returned, returned);
+      return read;
+    } catch (error) {
+      returned();
+      throw error;
     }
   }
 

@@ -134,10 +134,15 @@ for (const transport of TRANSPORTS) {
       const root = dirname(daemon.home);
       const above = await controller(daemon, transport, root);
       const inside = await controller(daemon, transport, daemon.home);
+      // Found only by the walk up from the workspace root, which runs after the file was read.
+      mkdirSync(join(daemon.home, 'drafts'));
+      writeFileSync(join(daemon.home, 'drafts', 'ok.md'), 'A well-formed skill below the home.');
+      const below = await controller(daemon, transport, join(daemon.home, 'drafts'));
       const refusals = [
         await registryOf(above).register(fileResource('skill', 'guide', 'home/notes.md')),
         await registryOf(above).register(fileResource('skill', 'guide', 'home/state/history.sqlite3')),
         await registryOf(inside).register(fileResource('skill', 'guide', 'notes.md')),
+        await registryOf(below).register(fileResource('skill', 'guide', 'ok.md')),
       ];
       for (const response of refusals) {
         t.equal(codeOf(response), 'invalid_payload');

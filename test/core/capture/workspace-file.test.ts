@@ -20,6 +20,7 @@ import { CAPTURE_REFUSALS, type CaptureRefusal } from '../../../core/capture/ref
 import {
   type CaptureWorkspaceFileOptions,
   captureWorkspaceFile,
+  readWorkspaceFile,
 } from '../../../core/capture/workspace-file.js';
 import { WireError } from '../../../core/errors.js';
 
@@ -331,6 +332,59 @@ t.test('the daemon state directory is refused wherever it meets the path', async
     INSIDE,
     'a missing state dir is ignored',
   );
+});
+
+t.test('below daemon state, the walk up refuses whatever the file itself would earn', async (t) => {
+  const s = sandbox(t);
+  const below = join(s.state, 'sessions/one');
+  mkdirSync(join(below, 'dir'), { recursive: true });
+  writeFileSync(join(below, 'nul.txt'), 'a\u0000b');
+  symlinkSync(join(s.outside, 'secret.txt'), join(below, 'link.txt'));
+  for (const [path, elsewhere] of [
+    ['missing.txt', 'not_found'],
+    ['nul.txt', 'contains_nul'],
+    ['link.txt', 'symlink'],
+    ['dir/missing.txt', 'not_found'],
+    ['dir', 'not_regular_file'],
+  ] as const) {
+    refused(t, () => s.capture(path, { workspace: below }), 'excluded_directory', path);
+    refused(
+      t,
+      () => s.capture(path, { workspace: below, excludedDirectories: [] }),
+      elsewhere,
+      `${path} elsewhere`,
+    );
+  }
+});
+
+t.test('readWorkspaceFile hands over the bytes before the walk up, which finish() runs', async (t) => {
+  const s = sandbox(t);
+  writeFileSync(join(s.ws, 'f.txt'), INSIDE);
+  const before = openFdCount();
+  const read = readWorkspaceFile({
+    workspace: s.ws,
+    path: 'f.txt',
+    maxBytes: MAX,
+    excludedDirectories: [s.state],
+  });
+  t.equal(read.text, INSIDE);
+  t.same(read.bytes, Buffer.from(INSIDE));
+  t.equal(openFdCount(), before + 1, 'the workspace root is still held for the walk up');
+  read.finish();
+  t.equal(openFdCount(), before, 'finish() lets go of it');
+
+  const below = join(s.state, 'sessions/two');
+  mkdirSync(below, { recursive: true });
+  writeFileSync(join(below, 'notes.md'), INSIDE);
+  const early = readWorkspaceFile({
+    workspace: below,
+    path: 'notes.md',
+    maxBytes: MAX,
+    excludedDirectories: [s.state],
+  });
+  t.equal(early.text, INSIDE, 'the bytes are read before their place is judged');
+  refused(t, () => early.finish(), 'excluded_directory', 'and finish() refuses them');
+  t.equal(openFdCount(), before, 'a refusing finish() lets go of the root too');
 });
 
 t.test('the workspace root is opened once, following a symlink the user chose', async (t) => {

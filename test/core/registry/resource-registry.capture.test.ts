@@ -2,12 +2,13 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { CAPTURE_REFUSALS } from '../../../core/capture/refusals.js';
+import type { WorkspaceReader, WorkspaceReadHashes } from '../../../core/capture/workspace-reader.js';
 import { WireError } from '../../../core/errors.js';
 import { PROFILE_LIMITS } from '../../../core/limits.js';
 import { registryRefusals } from '../../../core/registry/registry-refusals.js';
 import { ResourceRegistry } from '../../../core/registry/resource-registry.js';
 import { NameCatalog } from '../../../core/resources/names.js';
-import { contentSha256 } from '../../../core/resources/revision-hash.js';
+import { contentSha256, revisionSha256 } from '../../../core/resources/revision-hash.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 import {
   attribution,
@@ -289,4 +290,78 @@ t.test('a session whose workspace cannot be resolved takes no slot', async (t) =
   );
   t.equal(inline.state, 'staged', 'inline sources need no workspace');
   inline.discard();
+});
+
+/** A reader that hands over `text` at once and confirms it when the test says so. */
+function confirmingReader(text: string) {
+  let confirm!: (hashes: WorkspaceReadHashes) => void;
+  let refuse!: (error: WireError) => void;
+  const confirmed = new Promise<WorkspaceReadHashes>((resolve, reject) => {
+    confirm = resolve;
+    refuse = reject;
+  });
+  const reader: WorkspaceReader = {
+    read: async () => ({ bytes: Buffer.from(text), text, confirmed }),
+    close: async () => true,
+  };
+  return { reader, confirm, refuse };
+}
+
+const settled = () => new Promise((resolve) => setImmediate(resolve));
+
+t.test('the content rules run before the read is confirmed, and the confirmation decides', async (t) => {
+  t.test('a refusal of the capture outranks the content rules', async (t) => {
+    const { reader, refuse } = confirmingReader('not a contract');
+    const { begin, registry } = registryFixture(t, { reader });
+    const staged = begin('s1', {
+      expected_revision: null,
+      resource: fileResource('tool', 'lookup', 'x.json'),
+    });
+    const captured = staged.capture();
+    await settled();
+    t.equal(registry.stats().capture_slot_busy, true, 'the slot waits for the confirmation');
+    refuse(new WireError('invalid_payload', CAPTURE_REFUSALS.excluded_directory));
+    t.equal(await messageOf(() => captured), CAPTURE_REFUSALS.excluded_directory);
+    t.equal(registry.stats().capture_slot_busy, false);
+  });
+
+  t.test('content refused is refused once the capture is confirmed', async (t) => {
+    const { reader, confirm } = confirmingReader('not a contract');
+    const { begin, registry } = registryFixture(t, { reader });
+    const staged = begin('s1', {
+      expected_revision: null,
+      resource: fileResource('tool', 'lookup', 'x.json'),
+    });
+    const captured = staged.capture();
+    await settled();
+    t.equal(registry.stats().capture_slot_busy, true, 'the slot waits for the confirmation');
+    confirm({ contentSha256: 'a'.repeat(64), revisionSha256: 'b'.repeat(64) });
+    t.equal(await messageOf(() => captured), 'the tool contract is not valid JSON');
+    t.equal(registry.stats().capture_slot_busy, false);
+  });
+
+  t.test("the descriptor carries the reader's hashes", async (t) => {
+    const { reader, confirm } = confirmingReader(TOOL_CONTRACT);
+    const { register } = registryFixture(t, { reader });
+    confirm({ contentSha256: 'c'.repeat(64), revisionSha256: 'd'.repeat(64) });
+    const { entry } = await register('s1', {
+      expected_revision: null,
+      resource: fileResource('tool', 'lookup', 'x.json'),
+    });
+    t.equal(entry.content_sha256, 'c'.repeat(64));
+    t.equal(entry.revision_sha256, 'd'.repeat(64));
+  });
+});
+
+t.test('the capture worker hashes what it read as the descriptor hashes say', async (t) => {
+  const { workspace, create } = registryFixture(t);
+  writeFileSync(join(workspace, 'lookup.json'), TOOL_CONTRACT);
+  const resource = fileResource('tool', 'lookup', 'lookup.json');
+  const { entry } = await create('s1', resource);
+  const captured = Buffer.from(TOOL_CONTRACT);
+  t.equal(entry.content_sha256, contentSha256(captured));
+  t.equal(
+    entry.revision_sha256,
+    revisionSha256({ kind: 'tool', name: 'lookup', description: resource.description, captured }),
+  );
 });
