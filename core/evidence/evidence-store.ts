@@ -32,6 +32,8 @@ export class EvidenceStore {
   readonly #clock: Clock;
   readonly #limits: EvidenceLimits;
   readonly #turns = new Map<string, Retained>();
+  /** Settled turns in the order they settled, which is the order they expire in. */
+  readonly #settled = new Set<string>();
 
   constructor(clock: Clock, limits: Partial<EvidenceLimits> = {}) {
     this.#clock = clock;
@@ -69,7 +71,9 @@ export class EvidenceStore {
 
   settled(turnId: string): void {
     const retained = this.#turns.get(turnId);
-    if (retained) retained.settledAt = this.#clock.now();
+    if (!retained || retained.settledAt !== null) return;
+    retained.settledAt = this.#clock.now();
+    this.#settled.add(turnId);
   }
 
   /** The turn's evidence for a controller of `sessionId`; `unknown_turn` when absent, expired or foreign. */
@@ -92,10 +96,11 @@ export class EvidenceStore {
 
   #expire(): void {
     const now = this.#clock.now();
-    for (const [turnId, retained] of this.#turns) {
-      if (retained.settledAt !== null && now - retained.settledAt >= this.#limits.retentionMs) {
-        this.#turns.delete(turnId);
-      }
+    for (const turnId of this.#settled) {
+      const settledAt = this.#turns.get(turnId)?.settledAt ?? now;
+      if (now - settledAt < this.#limits.retentionMs) return;
+      this.#settled.delete(turnId);
+      this.#turns.delete(turnId);
     }
   }
 }

@@ -61,6 +61,27 @@ t.test('settled turns free their room 600 s after their terminal; active ones ne
   t.throws(() => store.read('ses_2', 'turn_b'), { code: 'unknown_turn' }, 'not for another session');
 });
 
+t.test('turns expire in the order they settled, each 600 s after its first terminal', async (t) => {
+  const clock = fakeClock();
+  const store = new EvidenceStore(clock);
+  for (const id of ['turn_a', 'turn_b', 'turn_c']) store.retain(turn(id));
+  store.settled('turn_c');
+  clock.advance(100_000);
+  store.settled('turn_a');
+  clock.advance(100_000);
+  store.settled('turn_c');
+  t.equal(store.size, 3);
+  clock.advance(400_000);
+  t.equal(store.size, 2, 'turn_c went at 600 s after its terminal; settling it again changed nothing');
+  t.throws(() => store.read('ses_1', 'turn_c'), { code: 'unknown_turn' });
+  clock.advance(99_999);
+  t.equal(store.read('ses_1', 'turn_a').turn_id, 'turn_a', 'turn_a keeps its own 600 s');
+  clock.advance(1);
+  t.equal(store.size, 1);
+  clock.advance(10_000_000);
+  t.equal(store.read('ses_1', 'turn_b').turn_id, 'turn_b', 'the turn that never settled stays');
+});
+
 t.test('a turn at exactly 30 KiB of evidence takes no further call', async (t) => {
   const clock = fakeClock();
   const base = evidenceBaseBytes('turn_a', null);
