@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { Clock } from '../clock.js';
-import { ERROR_CODES, type ErrorCode, WireError } from '../errors.js';
+import { knownErrorCode, WireError } from '../errors.js';
 import { startModuleWorker } from '../module-worker.js';
 import type { CaptureAnswer, CaptureJob } from './capture-worker.js';
 import type { WorkspaceRead, WorkspaceReader, WorkspaceReadRequest } from './workspace-reader.js';
@@ -97,7 +97,7 @@ export class CaptureThread implements WorkspaceReader {
         text: answer.text,
       });
     } else {
-      pending.reject(new WireError(knownCode(answer.code), answer.message || undefined));
+      pending.reject(new WireError(knownErrorCode(answer.code), answer.message || undefined));
     }
     if (!this.busy) this.#idle?.();
   }
@@ -115,8 +115,4 @@ export class CaptureThread implements WorkspaceReader {
     for (const read of pending) read.reject(error);
     this.#idle?.();
   }
-}
-
-function knownCode(code: string): ErrorCode {
-  return (ERROR_CODES as readonly string[]).includes(code) ? (code as ErrorCode) : 'internal_error';
 }
