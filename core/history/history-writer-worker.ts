@@ -3,17 +3,25 @@ import { isWireError } from '../errors.js';
 import { GroupCommit } from './group-commit.js';
 import { type DurableWrite, HistoryWrites, openHistoryDatabase } from './history-writes.js';
 
-/** What the history writer thread is sent: a write, numbered so its answer can be matched, or the close. */
-export type WriterMessage = { id: number; write: DurableWrite } | { close: true };
+/** A write posted to the history writer thread, numbered so that its answer can be matched. */
+export interface PostedWrite {
+  id: number;
+  write: DurableWrite;
+}
+
+/** What the history writer thread is sent: writes, in the order they were made, or the close. */
+export type WriterMessage = { writes: PostedWrite[] } | { close: true };
 
 /**
- * The thread's answers: each write's result once its transaction is durable, with that transaction's number
- * on this thread's connection, or its refusal; and, last, that the connection is closed.
+ * A write's answer, once the transaction holding it is durable: its result, with that transaction's number
+ * on this thread's connection, or its refusal.
  */
-export type WriterAnswer =
+export type WriteAnswer =
   | { id: number; ok: true; value: number | boolean; transaction: number }
-  | { id: number; ok: false; code: string; message: string }
-  | { closed: true };
+  | { id: number; ok: false; code: string; message: string };
+
+/** What the thread answers: the writes of a commit together, and, last, that its connection is closed. */
+export type WriterAnswer = { answers: WriteAnswer[] } | { closed: true };
 
 export interface WriterData {
   file: string;
@@ -42,21 +50,32 @@ if (port) {
     savepoint: (write) => inTransaction(write),
   });
   const answering = new Set<Promise<void>>();
+  let answers: WriteAnswer[] = [];
 
-  const apply = (id: number, write: DurableWrite): void => {
+  /** Sends the answers gathered so far, in one message: a commit's writes settle together. */
+  const sendAnswers = (): void => {
+    if (answers.length === 0) return;
+    port.postMessage({ answers } satisfies WriterAnswer);
+    answers = [];
+  };
+  const answer = (settled: WriteAnswer): void => {
+    if (answers.length === 0) queueMicrotask(sendAnswers);
+    answers.push(settled);
+  };
+
+  const apply = ({ id, write }: PostedWrite): void => {
     const answered = commits
       .enqueue(() => writes.apply(write))
       .then(
-        (value) =>
-          port.postMessage({ id, ok: true, value, transaction: transactions } satisfies WriterAnswer),
-        (error: unknown) => {
+        (value) => answer({ id, ok: true, value, transaction: transactions }),
+        (error: unknown) =>
           // A refusal of the store keeps its code and message; anything else (SQLite's own errors, which
           // name tables and paths) is an internal error.
-          const answer: WriterAnswer = isWireError(error)
-            ? { id, ok: false, code: error.code, message: error.message }
-            : { id, ok: false, code: 'internal_error', message: '' };
-          port.postMessage(answer);
-        },
+          answer(
+            isWireError(error)
+              ? { id, ok: false, code: error.code, message: error.message }
+              : { id, ok: false, code: 'internal_error', message: '' },
+          ),
       );
     answering.add(answered);
     void answered.finally(() => answering.delete(answered));
@@ -66,12 +85,13 @@ if (port) {
     // Everything that arrived before the close is committed and answered before the connection closes.
     commits.close();
     await Promise.allSettled([...answering]);
+    sendAnswers();
     db.close();
     port.postMessage({ closed: true } satisfies WriterAnswer);
   };
 
   port.on('message', (message: WriterMessage) => {
     if ('close' in message) void close();
-    else apply(message.id, message.write);
+    else for (const posted of message.writes) apply(posted);
   });
 }

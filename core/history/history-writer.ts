@@ -1,7 +1,13 @@
 import type { Worker } from 'node:worker_threads';
 import { knownErrorCode, WireError } from '../errors.js';
 import { startModuleWorker } from '../module-worker.js';
-import type { WriterAnswer, WriterData, WriterMessage } from './history-writer-worker.js';
+import type {
+  PostedWrite,
+  WriteAnswer,
+  WriterAnswer,
+  WriterData,
+  WriterMessage,
+} from './history-writer-worker.js';
 import {
   type DurableResult,
   type DurableWrite,
@@ -23,15 +29,19 @@ const WORKER_URL = new URL(
 
 /**
  * The store's durable writes, made by the history writer thread (history-writer-worker.ts) on its own
- * connection, started on the first write. Writes are posted in call order and applied in that order, in
- * group commits; each promise settles once the transaction holding its write is durable. A record too
- * large is refused here, before anything is posted. A thread that dies fails its writes with
- * `internal_error`, and the next write starts a new one.
+ * connection, started on the first write. The writes made before this thread's next check phase are posted
+ * together, in call order, and the thread commits what it is sent together, in that order: concurrent
+ * turns share a commit, and its fsync, as they did when the main thread committed them. Each promise
+ * settles once the transaction holding its write is durable. A record too large is refused here, before
+ * anything is posted. A thread that dies fails its writes with `internal_error`, and the next write starts
+ * a new one.
  */
 export class HistoryWriter {
   readonly #file: string;
   #worker: Worker | null = null;
   readonly #pending = new Map<number, PendingWrite>();
+  /** Writes made since the last post, posted together at the next check phase. */
+  #outbox: PostedWrite[] = [];
   #nextId = 0;
   #closing: Promise<void> | null = null;
   #closed: (() => void) | null = null;
@@ -73,7 +83,8 @@ export class HistoryWriter {
       // A write in flight keeps the process alive, as a file write would; an idle thread does not.
       if (this.#pending.size === 0) worker.ref();
       this.#pending.set(id, { resolve: resolve as (value: number | boolean) => void, reject });
-      worker.postMessage({ id, write } satisfies WriterMessage);
+      if (this.#outbox.length === 0) setImmediate(() => this.#post());
+      this.#outbox.push({ id, write });
     });
   }
 
@@ -100,12 +111,21 @@ export class HistoryWriter {
     const worker = this.#worker;
     if (!worker) return;
     worker.ref();
+    this.#post();
     await new Promise<void>((resolve) => {
       this.#closed = resolve;
       worker.postMessage({ close: true } satisfies WriterMessage);
     });
     this.#worker = null;
     await worker.terminate();
+  }
+
+  /** Posts the writes made since the last post to the current thread (those of a lost one were failed). */
+  #post(): void {
+    const writes = this.#outbox;
+    if (writes.length === 0) return;
+    this.#outbox = [];
+    this.#worker?.postMessage({ writes } satisfies WriterMessage);
   }
 
   #start(): Worker {
@@ -124,11 +144,15 @@ export class HistoryWriter {
       this.#closed?.();
       return;
     }
+    for (const settled of answer.answers) this.#answer(settled);
+    // While closing, the thread stays referenced until it reports its connection closed.
+    if (this.#pending.size === 0 && !this.#closing) worker.unref();
+  }
+
+  #answer(answer: WriteAnswer): void {
     const pending = this.#pending.get(answer.id);
     if (!pending) return;
     this.#pending.delete(answer.id);
-    // While closing, the thread stays referenced until it reports its connection closed.
-    if (this.#pending.size === 0 && !this.#closing) worker.unref();
     if (answer.ok) {
       this.#transactions = answer.transaction;
       pending.resolve(answer.value);
@@ -143,6 +167,7 @@ export class HistoryWriter {
     this.#worker = null;
     const pending = [...this.#pending.values()];
     this.#pending.clear();
+    this.#outbox = [];
     for (const write of pending) write.reject(new WireError('internal_error'));
     this.#closed?.();
   }

@@ -58,6 +58,13 @@ t.test(
     t.equal(ended.sequence, 5);
     t.equal(writer.transactions, 3, 'writes posted after an answer take later transactions');
     t.same(history.activeTurns(), [], 'the terminal cleared the active mark');
+
+    const warm = await Promise.all([4, 5, 6].map((n) => writer.appendRecord('s1', note(n))));
+    t.same(
+      warm.map((record) => record.sequence),
+      [6, 7, 8],
+    );
+    t.equal(writer.transactions, 4, 'a running thread also commits the writes of one turn together');
   },
 );
 
