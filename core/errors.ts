@@ -52,6 +52,11 @@ export class WireError extends Error {
   }
 }
 
+/** `code` if it is a wire error code, else `internal_error`: for codes that crossed a thread boundary. */
+export function knownErrorCode(code: string): ErrorCode {
+  return (ERROR_CODES as readonly string[]).includes(code) ? (code as ErrorCode) : 'internal_error';
+}
+
 export function isWireError(value: unknown): value is WireError {
   return value instanceof WireError;
 }

@@ -1,13 +1,15 @@
-import { Worker } from 'node:worker_threads';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /**
  * Starts a worker thread running the ES module at `url`. From the compiled tree the module is JavaScript
  * and starts directly. From the TypeScript sources (tests, benches) the module loads through whatever
  * TypeScript hooks the worker inherits; Node 20 does not carry hooks registered with `--import tsx` into
  * workers, so when the worker cannot load TypeScript it registers tsx itself and loads the module again.
+ * `workerData` reaches the module as `workerData` of node:worker_threads either way.
  */
-export function startModuleWorker(url: URL): Worker {
-  if (!url.pathname.endsWith('.ts')) return new Worker(url);
+export function startModuleWorker(url: URL, workerData?: unknown): Worker {
+  const options: WorkerOptions = workerData === undefined ? {} : { workerData };
+  if (!url.pathname.endsWith('.ts')) return new Worker(url, options);
   const tsx = import.meta.resolve('tsx/esm/api');
   const bootstrap = `
     import(${JSON.stringify(url.href)}).catch(async (error) => {
@@ -16,5 +18,5 @@ export function startModuleWorker(url: URL): Worker {
       register();
       return import(${JSON.stringify(`${url.href}?tsx`)});
     });`;
-  return new Worker(bootstrap, { eval: true });
+  return new Worker(bootstrap, { ...options, eval: true });
 }

@@ -18,6 +18,7 @@ export interface HistoryOptions {
 const history: FastifyPluginAsync<HistoryOptions> = async (fastify, options) => {
   const store = new HistoryStore(join(options.stateDir, 'history.sqlite3'));
   fastify.decorate('history', store);
+  // Every durable write already made is committed before the store closes.
   fastify.addHook('onClose', async () => store.close());
 };
 

@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { Clock } from '../clock.js';
-import { ERROR_CODES, type ErrorCode, WireError } from '../errors.js';
+import { knownErrorCode, WireError } from '../errors.js';
 import { startModuleWorker } from '../module-worker.js';
 import type { CaptureAnswer, CaptureJob } from './capture-worker.js';
 import type {
@@ -116,7 +116,7 @@ export class CaptureThread implements WorkspaceReader {
     if (answer.stage === 'confirmed') {
       pending.confirm.resolve({ contentSha256: answer.contentSha256, revisionSha256: answer.revisionSha256 });
     } else {
-      fail(pending, new WireError(knownCode(answer.code), answer.message || undefined));
+      fail(pending, new WireError(knownErrorCode(answer.code), answer.message || undefined));
     }
     if (!this.busy) this.#idle?.();
   }
@@ -140,8 +140,4 @@ export class CaptureThread implements WorkspaceReader {
 function fail(pending: PendingRead, error: WireError): void {
   pending.read?.reject(error);
   pending.confirm.reject(error);
-}
-
-function knownCode(code: string): ErrorCode {
-  return (ERROR_CODES as readonly string[]).includes(code) ? (code as ErrorCode) : 'internal_error';
 }

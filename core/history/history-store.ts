@@ -1,9 +1,19 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { WireError } from '../errors.js';
-import { WIRE_LIMITS } from '../limits.js';
-import { GroupCommit } from './group-commit.js';
+import { HistoryWriter } from './history-writer.js';
+import {
+  type DurableResult,
+  type DurableWrite,
+  encodeRecord,
+  type HistoryRecord,
+  HistoryWrites,
+  openHistoryDatabase,
+  type RecordInput,
+} from './history-writes.js';
+
+export type { HistoryRecord, RecordInput } from './history-writes.js';
 
 export interface SessionRow {
   session_id: string;
@@ -12,13 +22,6 @@ export interface SessionRow {
   created_at: number;
   updated_at: number;
   grant_generation: number;
-}
-
-export interface HistoryRecord {
-  sequence: number;
-  kind: string;
-  created_at: number;
-  data: Record<string, unknown>;
 }
 
 export interface Page<T> {
@@ -54,21 +57,26 @@ CREATE TABLE IF NOT EXISTS active_turns (
 
 /**
  * The durable store: sessions and their history records, in SQLite (WAL, synchronous=FULL), so a
- * committed record survives a crash of the daemon. Every call is synchronous and short; `durably` queues
- * writes into a group commit instead, for the turns' records, which many sessions write at once.
+ * committed record survives a crash of the daemon. Every call is synchronous and short, on the main
+ * thread's connection; `writer` makes the turns' and titles' writes instead, which many sessions make at
+ * once, on the history writer thread's connection, in group commits.
  */
 export class HistoryStore {
+  /** The durable writes made off the main thread; each resolves once it is committed. */
+  readonly writer: HistoryWriter;
   readonly #db: Database.Database;
+  readonly #writes: HistoryWrites;
   readonly #statements;
-  readonly #commits: GroupCommit;
+  #closing: Promise<void> | null = null;
 
   constructor(file: string) {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    this.#db = new Database(file);
-    this.#db.pragma('journal_mode = WAL');
-    this.#db.pragma('synchronous = FULL');
-    this.#db.pragma('foreign_keys = ON');
+    // This connection's writes may meet the writer thread's write lock: its busy timeout makes them wait
+    // for that short transaction instead of failing. Reads never wait (WAL readers see what is committed).
+    this.#db = openHistoryDatabase(file);
     this.#db.exec(SCHEMA);
+    this.#writes = new HistoryWrites(this.#db);
+    this.writer = new HistoryWriter(file);
     this.#statements = {
       insertSession: this.#db.prepare(
         'INSERT INTO sessions (session_id, workspace, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
@@ -79,24 +87,13 @@ export class HistoryStore {
       nextGeneration: this.#db.prepare(
         'UPDATE sessions SET grant_generation = grant_generation + 1, updated_at = ? WHERE session_id = ? RETURNING grant_generation',
       ),
-      touch: this.#db.prepare('UPDATE sessions SET updated_at = ? WHERE session_id = ?'),
-      setTitle: this.#db.prepare(
-        'UPDATE sessions SET title = ?, updated_at = ? WHERE session_id = ? AND title IS NULL',
-      ),
       listSessions: this.#db.prepare(
         'SELECT position, session_id, workspace, title, created_at, updated_at, grant_generation FROM sessions WHERE position > ? ORDER BY position LIMIT ?',
       ),
       countSessions: this.#db.prepare('SELECT count(*) AS n FROM sessions'),
-      insertRecord: this.#db.prepare(
-        'INSERT INTO records (session_id, kind, created_at, data) VALUES (?, ?, ?, ?) RETURNING sequence',
-      ),
       records: this.#db.prepare(
         'SELECT sequence, kind, created_at, data FROM records WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?',
       ),
-      insertActiveTurn: this.#db.prepare(
-        'INSERT INTO active_turns (turn_id, session_id, started_sequence) VALUES (?, ?, ?)',
-      ),
-      deleteActiveTurn: this.#db.prepare('DELETE FROM active_turns WHERE turn_id = ?'),
       activeTurns: this.#db.prepare(
         'SELECT turn_id, session_id, started_sequence FROM active_turns ORDER BY started_sequence',
       ),
@@ -107,33 +104,23 @@ export class HistoryStore {
         'SELECT sequence, kind, created_at, data FROM records WHERE session_id = ? AND sequence >= ? AND kind = ? ORDER BY sequence',
       ),
     };
-    const inTransaction = this.#db.transaction((write: () => unknown) => write());
-    this.#commits = new GroupCommit({
-      transaction: (writes) => inTransaction(writes),
-      // Called inside the group's transaction, the same function opens a savepoint.
-      savepoint: (write) => inTransaction(write),
-    });
-  }
-
-  /**
-   * Queues `write` (any of this store's writes) into the group commit: it runs in order with the writes
-   * queued before it and resolves once the transaction holding it is durable.
-   */
-  durably<T>(write: () => T): Promise<T> {
-    return this.#commits.enqueue(write);
   }
 
   createSession(session: Omit<SessionRow, 'grant_generation'>, firstRecord: RecordInput): HistoryRecord {
-    return this.#db.transaction(() => {
-      this.#statements.insertSession.run(
-        session.session_id,
-        session.workspace,
-        session.title,
-        session.created_at,
-        session.updated_at,
-      );
-      return this.#insertRecord(session.session_id, firstRecord);
-    })();
+    const encoded = encodeRecord(firstRecord);
+    const sequence = this.#db
+      .transaction(() => {
+        this.#statements.insertSession.run(
+          session.session_id,
+          session.workspace,
+          session.title,
+          session.created_at,
+          session.updated_at,
+        );
+        return this.#writes.insertRecord(session.session_id, encoded);
+      })
+      .immediate();
+    return { ...firstRecord, sequence };
   }
 
   session(sessionId: string): SessionRow | undefined {
@@ -151,17 +138,15 @@ export class HistoryStore {
 
   /**
    * Gives a session without a title its title, and moves its `updated_at` to `now`; false when the session
-   * has a title already (it is never replaced) or does not exist.
+   * has a title already (it is never replaced) or does not exist. `writer.setTitle` does it off this thread.
    */
   setTitle(sessionId: string, title: string, now: number): boolean {
-    return this.#statements.setTitle.run(title, now, sessionId).changes === 1;
+    return this.#apply({ op: 'setTitle', sessionId, title, now });
   }
 
   appendRecord(sessionId: string, record: RecordInput): HistoryRecord {
-    return this.#db.transaction(() => {
-      this.#statements.touch.run(record.created_at, sessionId);
-      return this.#insertRecord(sessionId, record);
-    })();
+    const sequence = this.#apply({ op: 'appendRecord', sessionId, record: encodeRecord(record) });
+    return { ...record, sequence };
   }
 
   /**
@@ -169,22 +154,14 @@ export class HistoryStore {
    * terminal finds it at its next start (`activeTurns`).
    */
   beginTurn(sessionId: string, turnId: string, record: RecordInput): HistoryRecord {
-    return this.#db.transaction(() => {
-      this.#statements.touch.run(record.created_at, sessionId);
-      const inserted = this.#insertRecord(sessionId, record);
-      this.#statements.insertActiveTurn.run(turnId, sessionId, inserted.sequence);
-      return inserted;
-    })();
+    const sequence = this.#apply({ op: 'beginTurn', sessionId, turnId, record: encodeRecord(record) });
+    return { ...record, sequence };
   }
 
   /** Records a turn's terminal and clears its active mark, in one transaction. */
   endTurn(sessionId: string, turnId: string, record: RecordInput): HistoryRecord {
-    return this.#db.transaction(() => {
-      this.#statements.touch.run(record.created_at, sessionId);
-      const inserted = this.#insertRecord(sessionId, record);
-      this.#statements.deleteActiveTurn.run(turnId);
-      return inserted;
-    })();
+    const sequence = this.#apply({ op: 'endTurn', sessionId, turnId, record: encodeRecord(record) });
+    return { ...record, sequence };
   }
 
   /** Turns whose start is recorded and whose terminal is not: a daemon stopped while they ran. */
@@ -247,22 +224,20 @@ export class HistoryStore {
     return { items, next: more ? items[items.length - 1]!.sequence : null };
   }
 
-  close(): void {
-    if (!this.#db.open) return;
-    this.#commits.close();
-    this.#db.close();
+  /**
+   * Refuses later durable writes, and resolves once every one already made is committed and answered and
+   * both connections are closed.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.writer.close().then(() => {
+      this.#db.close();
+    });
+    return this.#closing;
   }
 
-  #insertRecord(sessionId: string, record: RecordInput): HistoryRecord {
-    const data = JSON.stringify(record.data);
-    const encoded = `{"sequence":${Number.MAX_SAFE_INTEGER},"kind":${JSON.stringify(record.kind)},"created_at":${record.created_at},"data":${data}}`;
-    if (Buffer.byteLength(encoded) > WIRE_LIMITS.record_bytes) {
-      throw new WireError('limit_exceeded', 'the history record would exceed the record limit');
-    }
-    const row = this.#statements.insertRecord.get(sessionId, record.kind, record.created_at, data) as {
-      sequence: number;
-    };
-    return { sequence: row.sequence, kind: record.kind, created_at: record.created_at, data: record.data };
+  /** One of the store's writes on this thread's connection, in a transaction of its own. */
+  #apply<W extends DurableWrite>(write: W): DurableResult<W> {
+    return this.#db.transaction(() => this.#writes.apply(write)).immediate();
   }
 }
 
@@ -270,12 +245,6 @@ export interface ActiveTurnRow {
   turn_id: string;
   session_id: string;
   started_sequence: number;
-}
-
-export interface RecordInput {
-  kind: string;
-  created_at: number;
-  data: Record<string, unknown>;
 }
 
 interface StoredRecord {

@@ -88,7 +88,7 @@ export class TitleWorker {
         return;
       }
       try {
-        await history.durably(() => history.setTitle(sessionId, title, clock.wallNow()));
+        await history.writer.setTitle(sessionId, title, clock.wallNow());
       } catch {
         failed(sessionId, 'store_error');
       }

@@ -48,7 +48,7 @@ export class TurnHistory {
         ...(turn.manifest ? { application_manifest: turn.manifest } : {}),
       },
     };
-    return this.#store.durably(() => this.#store.beginTurn(turn.sessionId, turn.turnId, record));
+    return this.#store.writer.beginTurn(turn.sessionId, turn.turnId, record);
   }
 
   binding(turn: ActiveTurn, call: ApplicationCall): Promise<unknown> {
@@ -79,7 +79,7 @@ export class TurnHistory {
       created_at: this.#clock.wallNow(),
       data: { ...payload, calls },
     };
-    await this.#store.durably(() => this.#store.endTurn(turn.sessionId, turn.turnId, record));
+    await this.#store.writer.endTurn(turn.sessionId, turn.turnId, record);
     const cached = this.#exchanges.get(turn.sessionId);
     if (cached && payload.status === 'completed') {
       cached.push(exchange(turn.prompt, String(payload.assistant_text)));
@@ -89,7 +89,7 @@ export class TurnHistory {
 
   #append(turn: ActiveTurn, kind: string, data: Record<string, unknown>): Promise<unknown> {
     const record = { kind, created_at: this.#clock.wallNow(), data };
-    return this.#store.durably(() => this.#store.appendRecord(turn.sessionId, record));
+    return this.#store.writer.appendRecord(turn.sessionId, record);
   }
 
   /**

@@ -1,6 +1,8 @@
 import t from 'tap';
 import type { WireClient } from '../../client/wire-client.js';
+import { WireError } from '../../core/errors.js';
 import type { HistoryStore } from '../../core/history/history-store.js';
+import type { DurableResult, DurableWrite } from '../../core/history/history-writes.js';
 import { TRANSPORTS } from '../helpers/daemon.js';
 import { codeOf, resultOf } from './session.resources.fixture.js';
 import { applicationSession, eventCount, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
@@ -10,11 +12,12 @@ import { applicationSession, eventCount, startTurn, submitResult, turnDaemon } f
  * Each test makes one of them fail as a full disk would, and shows that what depends on it never happened.
  */
 function failDurableWrite(history: HistoryStore, ordinal: number): void {
-  const durably = history.durably.bind(history);
+  const { writer } = history;
+  const write = writer.write.bind(writer);
   let count = 0;
-  history.durably = <T>(write: () => T): Promise<T> => {
+  writer.write = <W extends DurableWrite>(durable: W): Promise<DurableResult<W>> => {
     count += 1;
-    return count === ordinal ? Promise.reject(new Error('disk full')) : durably(write);
+    return count === ordinal ? Promise.reject(new WireError('internal_error', 'disk full')) : write(durable);
   };
 }
 

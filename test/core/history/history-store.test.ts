@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import t from 'tap';
 import { HistoryStore } from '../../../core/history/history-store.js';
 
-function store(t: { teardown: (fn: () => void) => void }) {
+function store(t: { teardown: (fn: () => Promise<void>) => void }) {
   const dir = mkdtempSync(join(tmpdir(), 'magid-history-'));
   const file = join(dir, 'state', 'history.sqlite3');
   const opened: HistoryStore[] = [];
-  t.teardown(() => {
-    for (const s of opened) s.close();
+  t.teardown(async () => {
+    for (const s of opened) await s.close();
     rmSync(dir, { recursive: true, force: true });
   });
   return {
@@ -36,7 +36,7 @@ t.test('sessions and records survive reopening', async (t) => {
   const first = open();
   first.createSession(session('s1'), record('session.created'));
   first.appendRecord('s1', record('note', { n: 1 }));
-  first.close();
+  await first.close();
   const again = open();
   t.equal(again.countSessions(), 1);
   const page = again.records('s1', 0, 10, 24_000);
@@ -56,7 +56,7 @@ t.test('grant generations only grow, across reopening', async (t) => {
   first.createSession(session('s1'), record('session.created'));
   t.equal(first.nextGrantGeneration('s1', 5), 1);
   t.equal(first.nextGrantGeneration('s1', 6), 2);
-  first.close();
+  await first.close();
   t.equal(open().nextGrantGeneration('s1', 7), 3);
 });
 
@@ -67,8 +67,14 @@ t.test('a record over 65,536 bytes encoded is refused and nothing is written', a
   t.throws(() => s.appendRecord('s1', record('big', { text: 'x'.repeat(65_536) })), {
     code: 'limit_exceeded',
   });
+  await t.rejects(s.writer.appendRecord('s1', record('big', { text: 'x'.repeat(65_536) })), {
+    code: 'limit_exceeded',
+    message: 'the history record would exceed the record limit',
+  });
   t.equal(s.records('s1', 0, 10, 24_000).items.length, 1);
   s.appendRecord('s1', record('fits', { text: 'x'.repeat(60_000) }));
+  await s.writer.appendRecord('s1', record('fits', { text: 'x'.repeat(60_000) }));
+  t.equal(s.records('s1', 0, 10, 200_000).items.length, 3);
 });
 
 t.test(
@@ -133,21 +139,28 @@ t.test('durable writes of one turn of the event loop commit together, a failing 
   const { open } = store(t);
   const history = open();
   history.createSession(session('s1'), record('session.created'));
-  const first = history.durably(() => history.appendRecord('s1', record('note', { n: 1 })));
-  const orphan = history.durably(() => history.appendRecord('no-such-session', record('note', { n: 2 })));
-  const last = history.durably(() => history.appendRecord('s1', record('note', { n: 3 })));
+  const first = history.writer.appendRecord('s1', record('note', { n: 1 }));
+  const orphan = history.writer.appendRecord('no-such-session', record('note', { n: 2 }));
+  const last = history.writer.appendRecord('s1', record('note', { n: 3 }));
   t.equal(history.records('s1', 0, 10, 65_536).items.length, 1, 'nothing is written before the commit');
   t.equal((await first).data.n, 1);
-  await t.rejects(orphan, 'a record of an unknown session is refused by its foreign key');
+  await t.rejects(
+    orphan,
+    { code: 'internal_error', message: 'internal error' },
+    'a record of an unknown session is refused by its foreign key, without SQLite words',
+  );
   t.equal((await last).data.n, 3);
+  t.equal(history.writer.transactions, 1, 'the three writes were one transaction');
   t.same(
     history.records('s1', 0, 10, 65_536).items.map((item) => item.data),
     [{}, { n: 1 }, { n: 3 }],
     'the writes around the refused one are committed, in order',
   );
-  const queued = history.durably(() => history.appendRecord('s1', record('note', { n: 4 })));
-  history.close();
-  t.equal((await queued).data.n, 4, 'closing the store commits what was queued');
+  const queued = history.writer.appendRecord('s1', record('note', { n: 4 }));
+  const closed = history.close();
+  t.equal((await queued).data.n, 4, 'closing the store commits what was written');
+  await closed;
+  await t.rejects(history.writer.appendRecord('s1', record('note', { n: 5 })), { code: 'shutting_down' });
   t.same(
     open()
       .records('s1', 0, 10, 65_536)
@@ -166,7 +179,7 @@ t.test('a title is set once on an untitled session, durably, and moves updated_a
   t.equal(first.setTitle('s1', 'Another', 60), false, 'a title is never replaced');
   t.equal(first.setTitle('s2', 'Other', 60), false, 'nor a title given at creation');
   t.equal(first.setTitle('missing', 'Other', 60), false);
-  first.close();
+  await first.close();
   const again = open();
   t.match(again.session('s1'), { title: 'Tea notes', updated_at: 50 });
   t.match(again.session('s2'), { title: 'Kept', updated_at: 1 });

@@ -67,11 +67,11 @@ interface Fixture {
   holds: { held: number };
 }
 
-function fixture(t: { teardown: (fn: () => void) => void }): Fixture {
+function fixture(t: { teardown: (fn: () => Promise<void>) => void }): Fixture {
   const dir = mkdtempSync(join(tmpdir(), 'magid-titles-'));
   const store = new HistoryStore(join(dir, 'history.sqlite3'));
-  t.teardown(() => {
-    store.close();
+  t.teardown(async () => {
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
   const clock = fakeClock();
@@ -160,7 +160,7 @@ t.test('a provider failure or an empty answer leaves the title null and is repor
 t.test('a store that cannot write the title is reported and nothing else happens', async (t) => {
   const { store, worker, rounds, failures } = fixture(t);
   worker.firstTurnCompleted('ses_a', 'p', 'a', SELECTION);
-  store.close();
+  await store.close();
   rounds[0]!.answer('Title');
   await worker.settled('ses_a');
   t.same(failures, [['ses_a', 'store_error']]);
@@ -203,13 +203,11 @@ t.test('close waits for running titles and asks for no more', async (t) => {
   const { store, worker, rounds, clock } = fixture(t);
   worker.firstTurnCompleted('ses_a', 'p', 'a', SELECTION);
   let closed = false;
-  void worker.close().then(() => (closed = true));
+  const closing = worker.close().then(() => (closed = true));
   await settle();
   t.equal(closed, false);
   rounds[0]!.answer('Before close');
-  await settle();
-  await settle();
-  t.equal(closed, true);
+  await closing;
   t.equal(store.session('ses_a')?.title, 'Before close');
   store.createSession(
     { session_id: 'ses_b', workspace: '/w', title: null, created_at: 1, updated_at: 1 },
