@@ -12,6 +12,7 @@ import { isAbsolute } from 'node:path';
 import { WireError } from '../errors.js';
 import { PROFILE_LIMITS } from '../limits.js';
 import { isCredentialLikePath } from './credential-paths.js';
+import { DeferredChecks } from './deferred-checks.js';
 import { type FileState, sameFileState, sameInode } from './file-state.js';
 import { type CaptureRefusal, captureRefusal } from './refusals.js';
 import { parseRelativePath } from './relative-path.js';
@@ -73,20 +74,22 @@ export function captureWorkspaceFile(options: CaptureWorkspaceFileOptions): Capt
   return { bytes, text };
 }
 
-/** A workspace file read, whose last check is still to run. */
+/** A workspace file read, whose last checks are still to run. */
 export interface PendingWorkspaceFile extends CapturedWorkspaceFile {
   /**
-   * Checks the workspace's ancestors against daemon state and lets go of the workspace root; throws that
-   * check's refusal, which overrides anything concluded from the bytes. Call it exactly once.
+   * Runs the checks the read left for later and lets go of its descriptors; throws their refusal, which
+   * overrides anything concluded from the bytes. Call it exactly once.
    */
   finish(): void;
 }
 
 /**
- * `captureWorkspaceFile` in two steps, so that the bytes can be put to use while the walk up from the
- * workspace root, the slowest check, still runs: the bytes count only once `finish()` returned. A refusal
- * of the read itself comes after that check too, so whichever step fails, the refusal is the one
- * `captureWorkspaceFile` gives.
+ * `captureWorkspaceFile` in two steps, so that the bytes can be put to use while the checks that need not
+ * come first still run: the walk down and the read are done at once, while everything that can only
+ * refuse what was read (daemon state at or above any directory walked, the file unchanged after the read,
+ * no NUL) waits for `finish()`. The bytes count only once `finish()` returned. Whichever step fails, the
+ * refusal is the one the checks in their original order would give: a failure of the read runs the
+ * checks that were due before it first.
  */
 export function readWorkspaceFile(options: CaptureWorkspaceFileOptions): PendingWorkspaceFile {
   const { workspace, maxBytes, hooks } = options;
@@ -99,40 +102,40 @@ export function readWorkspaceFile(options: CaptureWorkspaceFileOptions): Pending
   }
   const components = parseRelativePath(options.path);
   if (isCredentialLikePath(components)) throw captureRefusal('credential_path');
-  const excluded = excludedIdentities(options.excludedDirectories);
 
-  const rootFd = openWorkspaceRoot(workspace);
-  let root: BigIntStats;
+  const deferred = new DeferredChecks();
+  let excluded: Identity[] = [];
+  deferred.add(() => {
+    excluded = excludedIdentities(options.excludedDirectories);
+  });
+  const isExcludedDirectory = (stats: Identity) => isExcluded(stats, excluded);
+  let rootFd: number;
   try {
-    root = fstatSync(rootFd, { bigint: true });
+    rootFd = openWorkspaceRoot(workspace);
+  } catch (error) {
+    throw deferred.refusalAfterChecks(error);
+  }
+  deferred.hold(rootFd);
+  deferred.add(() => {
+    const root = fstatSync(rootFd, { bigint: true });
     assertProcFdResolves(rootFd, root);
-    if (isExcluded(root, excluded)) throw captureRefusal('excluded_directory');
-  } catch (error) {
-    closeSync(rootFd);
-    throw error;
-  }
-  const finish = () => {
-    try {
-      assertNoExcludedAncestor(rootFd, root, excluded);
-    } finally {
-      closeSync(rootFd);
-    }
-  };
-  let read: CapturedWorkspaceFile;
+    if (isExcludedDirectory(root)) throw captureRefusal('excluded_directory');
+    assertNoExcludedAncestor(rootFd, root, excluded);
+  });
   try {
-    read = readBeneathRoot(rootFd, components, maxBytes, excluded, hooks);
+    const read = readBeneathRoot(rootFd, components, maxBytes, deferred, isExcludedDirectory, hooks);
+    return { ...read, finish: () => deferred.run() };
   } catch (error) {
-    finish();
-    throw error;
+    throw deferred.refusalAfterChecks(error);
   }
-  return { ...read, finish };
 }
 
 function readBeneathRoot(
   rootFd: number,
   components: readonly string[],
   maxBytes: number,
-  excluded: readonly Identity[],
+  deferred: DeferredChecks,
+  isExcludedDirectory: (stats: Identity) => boolean,
   hooks: CaptureHooks | undefined,
 ): CapturedWorkspaceFile {
   hooks?.afterDirectoryOpen?.(0);
@@ -145,13 +148,18 @@ function readBeneathRoot(
       directoryFd = child;
       const stats = fstatSync(directoryFd, { bigint: true });
       if (!stats.isDirectory()) throw captureRefusal('not_directory');
-      if (isExcluded(stats, excluded)) throw captureRefusal('excluded_directory');
+      deferred.add(() => {
+        if (isExcludedDirectory(stats)) throw captureRefusal('excluded_directory');
+      });
       hooks?.afterDirectoryOpen?.(index + 1);
     }
-    return readFileBeneath(directoryFd, components[components.length - 1]!, maxBytes, hooks);
-  } finally {
+  } catch (error) {
     if (directoryFd !== rootFd) closeSync(directoryFd);
+    throw error;
   }
+  // The file's last checks look it up beneath this directory again.
+  if (directoryFd !== rootFd) deferred.hold(directoryFd);
+  return readFileBeneath(directoryFd, components[components.length - 1]!, maxBytes, deferred, hooks);
 }
 
 function beneath(directoryFd: number, name: string): string {
@@ -252,6 +260,7 @@ function readFileBeneath(
   directoryFd: number,
   name: string,
   maxBytes: number,
+  deferred: DeferredChecks,
   hooks: CaptureHooks | undefined,
 ): CapturedWorkspaceFile {
   const path = beneath(directoryFd, name);
@@ -266,16 +275,17 @@ function readFileBeneath(
   } catch (error) {
     throw refusalForErrno(error, 'unreadable');
   }
-  try {
-    const opened = fstatSync(fd, { bigint: true });
-    assertCapturable(opened, maxBytes);
-    if (!sameFileState(opened, linked)) throw captureRefusal('changed');
+  deferred.hold(fd);
+  const opened = fstatSync(fd, { bigint: true });
+  assertCapturable(opened, maxBytes);
+  if (!sameFileState(opened, linked)) throw captureRefusal('changed');
 
-    const buffer = Buffer.alloc(maxBytes + 1);
-    const length = readAtMost(fd, buffer);
-    hooks?.afterRead?.();
-    if (length > maxBytes) throw captureRefusal('too_large');
-
+  // One byte more than the file says it holds shows a file that yields more than its size.
+  const buffer = Buffer.alloc(Number(opened.size) + 1);
+  const length = readAtMost(fd, buffer);
+  hooks?.afterRead?.();
+  if (length > maxBytes) throw captureRefusal('too_large');
+  deferred.add(() => {
     const afterRead = fstatSync(fd, { bigint: true });
     const finalPath = lstatBeneath(path, 'changed');
     if (!sameFileState(afterRead, opened) || !sameFileState(finalPath, opened))
@@ -283,14 +293,14 @@ function readFileBeneath(
     // A file whose reported size differs from what it yields (a pseudo-file, or one rewritten in place
     // within one timestamp tick) is not a stable snapshot.
     if (BigInt(length) !== opened.size) throw captureRefusal('changed');
+  });
 
-    const bytes = buffer.subarray(0, length);
-    const text = decodeUtf8(bytes);
+  const bytes = buffer.subarray(0, length);
+  const text = decodeUtf8(bytes);
+  deferred.add(() => {
     if (bytes.includes(0)) throw captureRefusal('contains_nul');
-    return { bytes: Buffer.from(bytes), text };
-  } finally {
-    closeSync(fd);
-  }
+  });
+  return { bytes, text };
 }
 
 function lstatBeneath(path: string, whenMissing: CaptureRefusal): BigIntStats {
@@ -309,7 +319,7 @@ function assertCapturable(stats: BigIntStats, maxBytes: number): void {
   if (stats.size > BigInt(maxBytes)) throw captureRefusal('too_large');
 }
 
-/** Reads until end of file or until the buffer (source maximum plus one) is full. */
+/** Reads until end of file or until the buffer (the size plus one) is full. */
 function readAtMost(fd: number, buffer: Buffer): number {
   let length = 0;
   try {

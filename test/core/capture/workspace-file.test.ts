@@ -357,34 +357,77 @@ t.test('below daemon state, the walk up refuses whatever the file itself would e
   }
 });
 
-t.test('readWorkspaceFile hands over the bytes before the walk up, which finish() runs', async (t) => {
-  const s = sandbox(t);
-  writeFileSync(join(s.ws, 'f.txt'), INSIDE);
-  const before = openFdCount();
-  const read = readWorkspaceFile({
-    workspace: s.ws,
-    path: 'f.txt',
-    maxBytes: MAX,
-    excludedDirectories: [s.state],
-  });
-  t.equal(read.text, INSIDE);
-  t.same(read.bytes, Buffer.from(INSIDE));
-  t.equal(openFdCount(), before + 1, 'the workspace root is still held for the walk up');
-  read.finish();
-  t.equal(openFdCount(), before, 'finish() lets go of it');
+t.test(
+  'readWorkspaceFile hands over the bytes before the checks that can wait, which finish() runs',
+  async (t) => {
+    const s = sandbox(t);
+    writeFileSync(join(s.ws, 'f.txt'), INSIDE);
+    const before = openFdCount();
+    const read = readWorkspaceFile({
+      workspace: s.ws,
+      path: 'f.txt',
+      maxBytes: MAX,
+      excludedDirectories: [s.state],
+    });
+    t.equal(read.text, INSIDE);
+    t.same(read.bytes, Buffer.from(INSIDE));
+    t.equal(openFdCount(), before + 2, 'the workspace root and the file are held for the checks still due');
+    read.finish();
+    t.equal(openFdCount(), before, 'finish() lets go of it');
 
-  const below = join(s.state, 'sessions/two');
-  mkdirSync(below, { recursive: true });
-  writeFileSync(join(below, 'notes.md'), INSIDE);
-  const early = readWorkspaceFile({
-    workspace: below,
-    path: 'notes.md',
-    maxBytes: MAX,
-    excludedDirectories: [s.state],
-  });
-  t.equal(early.text, INSIDE, 'the bytes are read before their place is judged');
-  refused(t, () => early.finish(), 'excluded_directory', 'and finish() refuses them');
-  t.equal(openFdCount(), before, 'a refusing finish() lets go of the root too');
+    const below = join(s.state, 'sessions/two');
+    mkdirSync(below, { recursive: true });
+    writeFileSync(join(below, 'notes.md'), INSIDE);
+    const early = readWorkspaceFile({
+      workspace: below,
+      path: 'notes.md',
+      maxBytes: MAX,
+      excludedDirectories: [s.state],
+    });
+    t.equal(early.text, INSIDE, 'the bytes are read before their place is judged');
+    refused(t, () => early.finish(), 'excluded_directory', 'and finish() refuses them');
+    t.equal(openFdCount(), before, 'a refusing finish() lets go of the root too');
+  },
+);
+
+t.test('the checks that wait for finish() still refuse, and in their original order', async (t) => {
+  const s = sandbox(t);
+  const file = join(s.ws, 'f.txt');
+  const options = { workspace: s.ws, path: 'f.txt', maxBytes: MAX, excludedDirectories: [s.state] };
+  writeFileSync(file, INSIDE);
+  const read = readWorkspaceFile(options);
+  appendFileSync(file, 'more');
+  refused(t, () => read.finish(), 'changed', 'a change after the read is seen at finish()');
+
+  writeFileSync(file, 'a\u0000b');
+  const withNul = readWorkspaceFile(options);
+  t.equal(withNul.text, 'a\u0000b', 'the bytes are handed over');
+  refused(t, () => withNul.finish(), 'contains_nul', 'and refused at finish()');
+
+  const afterRead = (change: () => void) => ({ hooks: { afterRead: change } });
+  writeFileSync(file, Buffer.from([0x61, 0xff]));
+  refused(t, () => s.capture('f.txt'), 'not_utf8');
+  refused(
+    t,
+    () =>
+      s.capture(
+        'f.txt',
+        afterRead(() => appendFileSync(file, 'x')),
+      ),
+    'changed',
+    'a change outranks the text that cannot be decoded',
+  );
+  writeFileSync(file, 'a\u0000b');
+  refused(
+    t,
+    () =>
+      s.capture(
+        'f.txt',
+        afterRead(() => appendFileSync(file, 'x')),
+      ),
+    'changed',
+    'a change outranks a NUL',
+  );
 });
 
 t.test('the workspace root is opened once, following a symlink the user chose', async (t) => {
