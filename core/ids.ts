@@ -1,11 +1,22 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
+
+const ID_BYTES = 16;
+/** Ids take their bytes from one pool, refilled from the CSPRNG when spent: one call per 256 ids. */
+const idPool = Buffer.alloc(ID_BYTES * 256);
+let idPoolOffset = idPool.length;
 
 /**
  * Identifiers and secrets. Every id the daemon issues is unpredictable and fits the wire's ID
  * alphabet `[A-Za-z0-9._:-]` (base64url adds only `-` and `_`).
  */
 export function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(16).toString('base64url')}`;
+  if (idPoolOffset === idPool.length) {
+    randomFillSync(idPool);
+    idPoolOffset = 0;
+  }
+  const start = idPoolOffset;
+  idPoolOffset += ID_BYTES;
+  return `${prefix}_${idPool.toString('base64url', start, idPoolOffset)}`;
 }
 
 /** 32 random bytes, base64url: control tokens, executor resume secrets. */
