@@ -241,14 +241,23 @@ const OBJECT_SCHEMA_JSON_BYTES =
   '{"type":"object","properties":{},"required":[],"additionalProperties":false}'.length;
 const CONTRACT_JSON_BYTES = '{"input_schema":,"output_schema":,"timeout_ms":}'.length;
 
+/** The length of a safe integer as JSON writes it (`-0` as `0`), without writing it. */
+function integerJsonLength(value: number): number {
+  let length = value < 0 ? 2 : 1;
+  for (let rest = Math.abs(value); rest >= 10; rest = Math.floor(rest / 10)) length++;
+  return length;
+}
+
 function propertyJsonBytes(schema: PropertySchema): number {
   switch (schema.type) {
     case 'string':
-      return PROPERTY_JSON_BYTES.string + String(schema.maxLength).length;
+      return PROPERTY_JSON_BYTES.string + integerJsonLength(schema.maxLength);
     case 'boolean':
       return PROPERTY_JSON_BYTES.boolean;
     case 'integer':
-      return PROPERTY_JSON_BYTES.integer + String(schema.minimum).length + String(schema.maximum).length;
+      return (
+        PROPERTY_JSON_BYTES.integer + integerJsonLength(schema.minimum) + integerJsonLength(schema.maximum)
+      );
   }
 }
 
@@ -272,7 +281,7 @@ export function contractJsonBytes(contract: ToolContract): number {
     CONTRACT_JSON_BYTES +
     objectSchemaJsonBytes(contract.input_schema) +
     objectSchemaJsonBytes(contract.output_schema) +
-    String(contract.timeout_ms).length
+    integerJsonLength(contract.timeout_ms)
   );
 }
 
