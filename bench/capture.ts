@@ -253,10 +253,11 @@ what one workspace_file registration does (beginRegistration → capture → pub
   admission   payload shape, name against the catalog, expected revision, kind and byte budgets,
               the capture slot (and its ${PROFILE_LIMITS.capture_reservation_bytes / 1_024} KiB reservation)
   walk        on the capture worker thread: ${total} synchronous fs calls (${calls}):
-              the workspace root and its check through /proc/self/fd, the directory component, then the
-              file by lstat, open, fstat, and fstat + lstat again after the read; the bytes go to the main
-              thread at once, then every ancestor up to / is checked against the excluded state directory
-  read        ${kib} KiB into a buffer of the maximum plus one byte, copied out, checked for NUL
+              the workspace root, the directory component, then the file by lstat, open, fstat and the
+              read; the bytes go to the main thread at once, then the checks that can only refuse them run:
+              the root through /proc/self/fd, every directory and ancestor up to / against the excluded
+              state directory, and fstat + lstat of the file again
+  read        ${kib} KiB into a buffer of the file's size plus one byte, checked for NUL afterwards
   UTF-8       checked once, by the capture thread; the contract rules take the text it decoded
   JSON        on the main thread while the worker walks up and hashes: JSON.parse, then its members
               counted against the text's colons (duplicates), depth and lone surrogates checked on the result
