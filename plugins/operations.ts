@@ -32,7 +32,7 @@ const operations: FastifyPluginAsync<{ clock: Clock }> = async (fastify, options
       const scope =
         !request.routeOptions.config.wire?.unscoped &&
         envelope.session_id !== null &&
-        fastify.history.session(envelope.session_id)
+        fastify.history.workspaceOf(envelope.session_id) !== null
           ? envelope.session_id
           : null;
       ledger.begin(envelope.operation_id!, envelope.method, scope);

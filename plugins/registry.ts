@@ -42,9 +42,9 @@ const registry: FastifyPluginAsync<RegistryPluginOptions> = async (fastify, opti
     clock,
     catalog: () => catalog,
     workspaceOf: (sessionId) => {
-      const session = fastify.history.session(sessionId);
-      if (!session) throw new Error('a controlled session has no history row');
-      return session.workspace;
+      const workspace = fastify.history.workspaceOf(sessionId);
+      if (workspace === null) throw new Error('a controlled session has no history row');
+      return workspace;
     },
     excludedDirectories: options.excludedDirectories,
     reader: fastify.capture.reader,

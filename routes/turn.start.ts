@@ -37,7 +37,7 @@ const turnStart: FastifyPluginAsyncTypebox = async (fastify) => {
     async (request) => {
       const { envelope, connection, grant } = request.wire;
       const sessionId = envelope.session_id!;
-      const workspace = fastify.history.session(sessionId)?.workspace ?? null;
+      const workspace = fastify.history.workspaceOf(sessionId);
       const { acceptance, begin } = await fastify.turns.start({
         sessionId,
         operationId: envelope.operation_id!,

@@ -55,6 +55,9 @@ CREATE TABLE IF NOT EXISTS active_turns (
 );
 `;
 
+/** How many sessions' workspaces the store keeps in memory. */
+const WORKSPACES_REMEMBERED = 1_024;
+
 /**
  * The durable store: sessions and their history records, in SQLite (WAL, synchronous=FULL), so a
  * committed record survives a crash of the daemon. Every call is synchronous and short, on the main
@@ -65,6 +68,8 @@ export class HistoryStore {
   /** The durable writes made off the main thread; each resolves once it is committed. */
   readonly writer: HistoryWriter;
   readonly #db: Database.Database;
+  /** Workspaces of the sessions looked up recently; see workspaceOf. */
+  readonly #workspaces = new Map<string, string>();
   readonly #writes: HistoryWrites;
   readonly #statements;
   #closing: Promise<void> | null = null;
@@ -125,6 +130,21 @@ export class HistoryStore {
 
   session(sessionId: string): SessionRow | undefined {
     return this.#statements.session.get(sessionId) as SessionRow | undefined;
+  }
+
+  /**
+   * The session's workspace, or null when no such session exists. Sessions are never deleted and their
+   * workspace never changes, so each is read from the store once and then remembered (the most recent
+   * WORKSPACES_REMEMBERED of them).
+   */
+  workspaceOf(sessionId: string): string | null {
+    const known = this.#workspaces.get(sessionId);
+    if (known !== undefined) return known;
+    const workspace = this.session(sessionId)?.workspace;
+    if (workspace === undefined) return null;
+    if (this.#workspaces.size >= WORKSPACES_REMEMBERED) this.#workspaces.clear();
+    this.#workspaces.set(sessionId, workspace);
+    return workspace;
   }
 
   /** Durably allocates the session's next grant generation, so generations only grow, across restarts too. */

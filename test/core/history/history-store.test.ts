@@ -50,6 +50,29 @@ t.test('sessions and records survive reopening', async (t) => {
   t.equal(page.next, null);
 });
 
+t.test("a session's workspace is read once, and null for a session that does not exist", async (t) => {
+  const { open } = store(t);
+  const history = open();
+  t.equal(history.workspaceOf('s1'), null, 'no such session');
+  history.createSession({ ...session('s1'), workspace: '/work/one' }, record('session.created'));
+  t.equal(history.workspaceOf('s1'), '/work/one', 'a session created after a miss is found');
+  let reads = 0;
+  const read = history.session.bind(history);
+  history.session = (sessionId) => {
+    reads += 1;
+    return read(sessionId);
+  };
+  t.equal(history.workspaceOf('s1'), '/work/one');
+  t.equal(reads, 0, 'remembered');
+  for (let n = 0; n < 1_100; n++) {
+    history.createSession(session(`many${n}`), record('session.created'));
+    history.workspaceOf(`many${n}`);
+  }
+  reads = 0;
+  t.equal(history.workspaceOf('s1'), '/work/one', 'still right once forgotten');
+  t.equal(reads, 1, 'read again after more sessions than are remembered');
+});
+
 t.test('grant generations only grow, across reopening', async (t) => {
   const { open } = store(t);
   const first = open();
