@@ -310,35 +310,36 @@ function confirmingReader(text: string) {
 const settled = () => new Promise((resolve) => setImmediate(resolve));
 
 t.test('the content rules run before the read is confirmed, and the confirmation decides', async (t) => {
-  t.test('a refusal of the capture outranks the content rules', async (t) => {
-    const { reader, refuse } = confirmingReader('not a contract');
-    const { begin, registry } = registryFixture(t, { reader });
-    const staged = begin('s1', {
-      expected_revision: null,
-      resource: fileResource('tool', 'lookup', 'x.json'),
+  const cases = [
+    {
+      name: 'a refusal of the capture outranks the content rules',
+      settle: (held: ReturnType<typeof confirmingReader>) =>
+        held.refuse(new WireError('invalid_payload', CAPTURE_REFUSALS.excluded_directory)),
+      message: CAPTURE_REFUSALS.excluded_directory,
+    },
+    {
+      name: 'content refused is refused once the capture is confirmed',
+      settle: (held: ReturnType<typeof confirmingReader>) =>
+        held.confirm({ contentSha256: 'a'.repeat(64), revisionSha256: 'b'.repeat(64) }),
+      message: 'the tool contract is not valid JSON',
+    },
+  ];
+  for (const { name, settle, message } of cases) {
+    t.test(name, async (t) => {
+      const held = confirmingReader('not a contract');
+      const { begin, registry } = registryFixture(t, { reader: held.reader });
+      const staged = begin('s1', {
+        expected_revision: null,
+        resource: fileResource('tool', 'lookup', 'x.json'),
+      });
+      const captured = staged.capture();
+      await settled();
+      t.equal(registry.stats().capture_slot_busy, true, 'the slot waits for the confirmation');
+      settle(held);
+      t.equal(await messageOf(() => captured), message);
+      t.equal(registry.stats().capture_slot_busy, false);
     });
-    const captured = staged.capture();
-    await settled();
-    t.equal(registry.stats().capture_slot_busy, true, 'the slot waits for the confirmation');
-    refuse(new WireError('invalid_payload', CAPTURE_REFUSALS.excluded_directory));
-    t.equal(await messageOf(() => captured), CAPTURE_REFUSALS.excluded_directory);
-    t.equal(registry.stats().capture_slot_busy, false);
-  });
-
-  t.test('content refused is refused once the capture is confirmed', async (t) => {
-    const { reader, confirm } = confirmingReader('not a contract');
-    const { begin, registry } = registryFixture(t, { reader });
-    const staged = begin('s1', {
-      expected_revision: null,
-      resource: fileResource('tool', 'lookup', 'x.json'),
-    });
-    const captured = staged.capture();
-    await settled();
-    t.equal(registry.stats().capture_slot_busy, true, 'the slot waits for the confirmation');
-    confirm({ contentSha256: 'a'.repeat(64), revisionSha256: 'b'.repeat(64) });
-    t.equal(await messageOf(() => captured), 'the tool contract is not valid JSON');
-    t.equal(registry.stats().capture_slot_busy, false);
-  });
+  }
 
   t.test("the descriptor carries the reader's hashes", async (t) => {
     const { reader, confirm } = confirmingReader(TOOL_CONTRACT);
