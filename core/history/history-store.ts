@@ -11,6 +11,7 @@ import {
   HistoryWrites,
   openHistoryDatabase,
   type RecordInput,
+  recorded,
 } from './history-writes.js';
 
 export type { HistoryRecord, RecordInput } from './history-writes.js';
@@ -125,7 +126,7 @@ export class HistoryStore {
         return this.#writes.insertRecord(session.session_id, encoded);
       })
       .immediate();
-    return { ...firstRecord, sequence };
+    return recorded(firstRecord, sequence);
   }
 
   session(sessionId: string): SessionRow | undefined {
@@ -156,32 +157,13 @@ export class HistoryStore {
     return row.grant_generation;
   }
 
-  /**
-   * Gives a session without a title its title, and moves its `updated_at` to `now`; false when the session
-   * has a title already (it is never replaced) or does not exist. `writer.setTitle` does it off this thread.
-   */
-  setTitle(sessionId: string, title: string, now: number): boolean {
-    return this.#apply({ op: 'setTitle', sessionId, title, now });
-  }
-
   appendRecord(sessionId: string, record: RecordInput): HistoryRecord {
-    const sequence = this.#apply({ op: 'appendRecord', sessionId, record: encodeRecord(record) });
-    return { ...record, sequence };
-  }
-
-  /**
-   * Records a turn's start and marks it active, in one transaction: a daemon that dies before the turn's
-   * terminal finds it at its next start (`activeTurns`).
-   */
-  beginTurn(sessionId: string, turnId: string, record: RecordInput): HistoryRecord {
-    const sequence = this.#apply({ op: 'beginTurn', sessionId, turnId, record: encodeRecord(record) });
-    return { ...record, sequence };
+    return recorded(record, this.#apply({ op: 'appendRecord', sessionId, record: encodeRecord(record) }));
   }
 
   /** Records a turn's terminal and clears its active mark, in one transaction. */
   endTurn(sessionId: string, turnId: string, record: RecordInput): HistoryRecord {
-    const sequence = this.#apply({ op: 'endTurn', sessionId, turnId, record: encodeRecord(record) });
-    return { ...record, sequence };
+    return recorded(record, this.#apply({ op: 'endTurn', sessionId, turnId, record: encodeRecord(record) }));
   }
 
   /** Turns whose start is recorded and whose terminal is not: a daemon stopped while they ran. */

@@ -15,6 +15,7 @@ import {
   encodeRecord,
   type HistoryRecord,
   type RecordInput,
+  recorded,
 } from './history-writes.js';
 
 interface PendingWrite {
@@ -171,8 +172,4 @@ export class HistoryWriter {
     for (const write of pending) write.reject(new WireError('internal_error'));
     this.#closed?.();
   }
-}
-
-function recorded(record: RecordInput, sequence: number): HistoryRecord {
-  return { sequence, kind: record.kind, created_at: record.created_at, data: record.data };
 }

@@ -25,17 +25,19 @@ export interface EncodedRecord {
   data: string;
 }
 
-export interface HistoryRecord {
-  sequence: number;
+export interface RecordInput {
   kind: string;
   created_at: number;
   data: Record<string, unknown>;
 }
 
-export interface RecordInput {
-  kind: string;
-  created_at: number;
-  data: Record<string, unknown>;
+/** A record as written: its input and the sequence the store gave it. */
+export interface HistoryRecord extends RecordInput {
+  sequence: number;
+}
+
+export function recorded(record: RecordInput, sequence: number): HistoryRecord {
+  return { sequence, kind: record.kind, created_at: record.created_at, data: record.data };
 }
 
 /**

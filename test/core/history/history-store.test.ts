@@ -198,10 +198,10 @@ t.test('a title is set once on an untitled session, durably, and moves updated_a
   const first = open();
   first.createSession(session('s1'), record('session.created'));
   first.createSession({ ...session('s2'), title: 'Kept' }, record('session.created'));
-  t.equal(first.setTitle('s1', 'Tea notes', 50), true);
-  t.equal(first.setTitle('s1', 'Another', 60), false, 'a title is never replaced');
-  t.equal(first.setTitle('s2', 'Other', 60), false, 'nor a title given at creation');
-  t.equal(first.setTitle('missing', 'Other', 60), false);
+  t.equal(await first.writer.setTitle('s1', 'Tea notes', 50), true);
+  t.equal(await first.writer.setTitle('s1', 'Another', 60), false, 'a title is never replaced');
+  t.equal(await first.writer.setTitle('s2', 'Other', 60), false, 'nor a title given at creation');
+  t.equal(await first.writer.setTitle('missing', 'Other', 60), false);
   await first.close();
   const again = open();
   t.match(again.session('s1'), { title: 'Tea notes', updated_at: 50 });

@@ -22,7 +22,7 @@ t.test('a turn left active by a stopped daemon is recorded as interrupted at the
     { session_id: 'ses_1', workspace: '/w', title: null, created_at: 1, updated_at: 1 },
     { kind: 'session.created', created_at: 1, data: {} },
   );
-  before.beginTurn('ses_1', 'turn_1', {
+  await before.writer.beginTurn('ses_1', 'turn_1', {
     kind: TURN_RECORDS.user,
     created_at: 2,
     data: { turn_id: 'turn_1', prompt: 'p' },
@@ -42,7 +42,7 @@ t.test('a turn left active by a stopped daemon is recorded as interrupted at the
     created_at: 4,
     data: { turn_id: 'turn_1', call_id: 'call_b', outcome: { status: 'success', value: {} } },
   });
-  before.close();
+  await before.close();
 
   const after = new HistoryStore(file);
   t.teardown(() => after.close());
@@ -73,7 +73,7 @@ t.test('context: the last completed exchanges of the session, oldest first, with
   const turns = TURN_LIMITS.context_turns + 5;
   for (let i = 0; i < turns; i++) {
     const turnId = `turn_${i}`;
-    history.beginTurn('ses_1', turnId, {
+    await history.writer.beginTurn('ses_1', turnId, {
       kind: TURN_RECORDS.user,
       created_at: 2,
       data: { turn_id: turnId, prompt: `q${i}` },
@@ -85,7 +85,7 @@ t.test('context: the last completed exchanges of the session, oldest first, with
       data: { turn_id: turnId, status, assistant_text: `a${i}` },
     });
   }
-  history.beginTurn('ses_1', 'turn_now', {
+  await history.writer.beginTurn('ses_1', 'turn_now', {
     kind: TURN_RECORDS.user,
     created_at: 4,
     data: { turn_id: 'turn_now', prompt: 'now' },
