@@ -6,36 +6,19 @@ import {
   ToolFailure,
   type ToolHandler,
 } from '../../client/executor.js';
-import { MagiClient } from '../../client/magi-client.js';
-import type { Session } from '../../client/session.js';
-import type { TestDaemon } from '../helpers/daemon.js';
-import type { ScriptedProvider } from '../helpers/scripted-provider.js';
 import { FIFTEEN_MINUTES, until } from '../routes/session.resources.fixture.js';
-import { TOOL_CONTRACT, turnDaemon } from '../routes/turn.fixture.js';
-import { Severable } from './severable.js';
+import { type LookupSession, lookupSession } from './lookup-session.js';
 
-interface Scene {
-  daemon: TestDaemon;
-  provider: ScriptedProvider;
-  net: Severable;
-  session: Session;
+interface Scene extends LookupSession {
   executor: ApplicationExecutor;
 }
 
 /** A session with the `lookup` tool (`{}` out) and an executor running `handlers`. */
 async function scene(t: Test, handlers: Record<string, ToolHandler>): Promise<Scene> {
-  const { daemon, provider } = await turnDaemon(t);
-  const net = new Severable(await daemon.socketPath());
-  const client = await MagiClient.over(net.open);
-  const session = await client.createSession(daemon.workspace, 'Test session');
-  await session.registerTool({
-    name: 'lookup',
-    description: 'Find a note',
-    source: { kind: 'inline', content: TOOL_CONTRACT },
-  });
+  const { daemon, provider, net, client, session } = await lookupSession(t);
   const executor = await client.startExecutor(handlers, { retryDelayMs: 1 });
   t.teardown(() => executor.close());
-  return { daemon, provider, net, session, executor };
+  return { daemon, provider, net, client, session, executor };
 }
 
 /** Runs a turn whose model calls `lookup` once; the tool message the model got back, and the evidence. */

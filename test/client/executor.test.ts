@@ -2,21 +2,16 @@ import type { Test } from 'tap';
 import t from 'tap';
 import type { ApplicationExecutor } from '../../client/executor.js';
 import { MagiClient } from '../../client/magi-client.js';
-import type { Session } from '../../client/session.js';
 import type { EvidenceResult, TerminalPayload } from '../../client/wire-types.js';
 import type { Clock } from '../../core/clock.js';
 import { PROFILE_LIMITS } from '../../core/limits.js';
 import type { TestDaemon } from '../helpers/daemon.js';
-import type { ScriptedProvider } from '../helpers/scripted-provider.js';
 import { until } from '../routes/session.resources.fixture.js';
-import { heldLookupCall, TOOL_CONTRACT, turnDaemon } from '../routes/turn.fixture.js';
-import { type Frame, Severable } from './severable.js';
+import { heldLookupCall } from '../routes/turn.fixture.js';
+import { type LookupSession, lookupSession } from './lookup-session.js';
+import type { Frame, Severable } from './severable.js';
 
-interface Scene {
-  daemon: TestDaemon;
-  provider: ScriptedProvider;
-  net: Severable;
-  session: Session;
+interface Scene extends LookupSession {
   executor: ApplicationExecutor;
   /** How often the tool's handler has run. */
   runs(): number;
@@ -34,16 +29,8 @@ async function scene(
   /** The executor's retry options; by default a 1 ms real-time wait. */
   retry: (daemon: TestDaemon) => { retryDelayMs: number; clock?: Clock } = () => ({ retryDelayMs: 1 }),
 ): Promise<Scene> {
-  const { daemon, provider } = await turnDaemon(t);
-  const net = new Severable(await daemon.socketPath());
+  const { daemon, provider, net, client, session } = await lookupSession(t);
   const sent: Frame[] = [];
-  const client = await MagiClient.over(net.open);
-  const session = await client.createSession(daemon.workspace, 'Test session');
-  await session.registerTool({
-    name: 'lookup',
-    description: 'Find a note',
-    source: { kind: 'inline', content: TOOL_CONTRACT },
-  });
   let runs = 0;
   const executor: ApplicationExecutor = await client.startExecutor(
     {
@@ -61,7 +48,7 @@ async function scene(
     sent.push(frame);
     return send(frame, line);
   };
-  return { daemon, provider, net, session, executor, runs: () => runs, sent };
+  return { daemon, provider, net, client, session, executor, runs: () => runs, sent };
 }
 
 /** The turn's terminal and evidence, read by a controller that claims the session afterwards. */
