@@ -259,8 +259,8 @@ what one workspace_file registration does (beginRegistration → capture → pub
               state directory, and fstat + lstat of the file again
   read        ${kib} KiB into a buffer of the file's size plus one byte, checked for NUL afterwards
   UTF-8       checked once, by the capture thread; the contract rules take the text it decoded
-  JSON        on the main thread while the worker walks up and hashes: JSON.parse, then its members
-              counted against the text's colons (duplicates), depth and lone surrogates checked on the result
+  JSON        on the main thread while the worker walks up and hashes: JSON.parse, then the schema rules
+              on its result, whose members are counted against the text's colons (no repeated name)
   schema      2 × 64 properties (names, types, bounds), 2 × 32 required, timeout; frozen
   hashes      2 × sha256 on the capture thread: content (${kib} KiB), revision (domain +
               length-prefixed kind, name, description and the ${kib} KiB, fed piece by piece)
@@ -286,8 +286,9 @@ async function printBreakdown(ws: Workspace, subjects: Subjects): Promise<void> 
     ['inline admission: payload check (text scan)', () => parseRegisterPayload(inlinePayload)],
     ['capture: walk, stats, read, UTF-8, NUL', () => captureWorkspaceFile(captureOptions)],
     ['UTF-8 check (decode)', () => decodeUtf8Exact(ws.bytes)],
-    ['strict JSON parse', () => parseStrictJson(ws.text)],
-    ['contract: UTF-8 + strict parse + schema', () => parseToolContract(ws.bytes)],
+    ['JSON.parse', () => JSON.parse(ws.text)],
+    ['exact strict JSON parser (for what JSON.parse cannot be trusted with)', () => parseStrictJson(ws.text)],
+    ['contract: UTF-8 + JSON.parse + schema + colons', () => parseToolContract(ws.bytes)],
     ['content sha256', () => contentSha256(ws.bytes)],
     [
       'revision sha256 (with preimage)',
@@ -295,7 +296,7 @@ async function printBreakdown(ws: Workspace, subjects: Subjects): Promise<void> 
         revisionSha256({ kind: 'tool', name: RESOURCE_NAME, description: DESCRIPTION, captured: ws.bytes }),
     ],
     [
-      'revision: copy, contract, 2 hashes, descriptor, charge',
+      'revision: contract, 2 hashes, descriptor, charge',
       () =>
         ResourceRevision.capture({
           resourceId: 'res_bench',

@@ -46,62 +46,7 @@ export interface StrictJsonOptions {
 
 export function parseStrictJson(text: string, options: StrictJsonOptions = {}): unknown {
   if (typeof text !== 'string') throw new StrictJsonError('syntax', 0);
-  const maxDepth = options.maxDepth ?? STRICT_JSON_DEFAULT_MAX_DEPTH;
-  const confirmed = confirmedNativeParse(text, maxDepth);
-  if (confirmed !== null) return confirmed.value;
-  return new StrictJsonParser(text, maxDepth).parseDocument();
-}
-
-/**
- * `JSON.parse` reads the RFC 8259 grammar natively, several times faster than the parser below. Its result
- * is kept only when the text provably breaks none of the rules `JSON.parse` does not check: every string
- * and name well-formed, no nesting beyond the bound, and no repeated name. The colons of the text are one
- * per member written plus any inside strings, and a repeat leaves one member fewer in the result than was
- * written, so as many colons as members means that no name repeats. Anything else, including every
- * refusal, is read again by the exact parser, which decides and locates the failure.
- */
-function confirmedNativeParse(text: string, maxDepth: number): { value: unknown } | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  const members = membersWithin(value, 0, maxDepth);
-  if (members === UNCONFIRMED || members !== colonsIn(text)) return null;
-  return { value };
-}
-
-const UNCONFIRMED = -1;
-
-/** Members in every object of `value`, or UNCONFIRMED when a string is not well-formed or nesting passes `maxDepth`. */
-function membersWithin(value: unknown, depth: number, maxDepth: number): number {
-  if (typeof value === 'string') return isWellFormedText(value) ? 0 : UNCONFIRMED;
-  if (typeof value !== 'object' || value === null) return 0;
-  if (depth + 1 > maxDepth) return UNCONFIRMED;
-  let members = 0;
-  if (Array.isArray(value)) {
-    for (const element of value) {
-      const inner = membersWithin(element, depth + 1, maxDepth);
-      if (inner === UNCONFIRMED) return UNCONFIRMED;
-      members += inner;
-    }
-    return members;
-  }
-  const object = value as Record<string, unknown>;
-  for (const name of Object.keys(object)) {
-    if (!isWellFormedText(name)) return UNCONFIRMED;
-    const inner = membersWithin(object[name], depth + 1, maxDepth);
-    if (inner === UNCONFIRMED) return UNCONFIRMED;
-    members += inner + 1;
-  }
-  return members;
-}
-
-function colonsIn(text: string): number {
-  let count = 0;
-  for (let at = text.indexOf(':'); at !== -1; at = text.indexOf(':', at + 1)) count++;
-  return count;
+  return new StrictJsonParser(text, options.maxDepth ?? STRICT_JSON_DEFAULT_MAX_DEPTH).parseDocument();
 }
 
 const QUOTE = 0x22;

@@ -94,8 +94,15 @@ function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function onlyKeys(value: JsonObject, allowed: readonly string[]): boolean {
-  return Object.keys(value).every((key) => allowed.includes(key));
+/**
+ * The number of members of `value` when each is one of `allowed`, or -1 when one is not. Members are
+ * counted because an accepted contract's members must add up to the colons of its text (see
+ * `parseToolContract`).
+ */
+function membersAmong(value: JsonObject, allowed: readonly string[]): number {
+  const names = Object.keys(value);
+  for (const name of names) if (!allowed.includes(name)) return -1;
+  return names.length;
 }
 
 function isIntegerIn(value: unknown, min: number, max: number): value is number {
@@ -106,11 +113,26 @@ function isSafeInteger(value: unknown): value is number {
   return Number.isSafeInteger(value);
 }
 
-function parsePropertySchema(value: unknown, fail: SchemaFailure): PropertySchema {
+const BOOLEAN_PROPERTY: PropertySchema = Object.freeze({ type: 'boolean' });
+const STRING_KEYWORDS = ['type', 'maxLength'] as const;
+const BOOLEAN_KEYWORDS = ['type'] as const;
+const INTEGER_KEYWORDS = ['type', 'minimum', 'maximum'] as const;
+const SCHEMA_KEYWORDS = ['type', 'properties', 'required', 'additionalProperties'] as const;
+const CONTRACT_MEMBERS = ['input_schema', 'output_schema', 'timeout_ms'] as const;
+
+/** A part of the contract normalized from parsed JSON, and the number of members its JSON declared. */
+interface Normalized<T> {
+  value: T;
+  members: number;
+}
+
+function parsePropertySchema(value: unknown, fail: SchemaFailure): Normalized<PropertySchema> {
   if (!isJsonObject(value)) fail('property_schema');
+  let members: number;
   switch (value.type) {
     case 'string':
-      if (!onlyKeys(value, ['type', 'maxLength'])) fail('property_keyword');
+      members = membersAmong(value, STRING_KEYWORDS);
+      if (members < 0) fail('property_keyword');
       if (
         !isIntegerIn(
           value.maxLength,
@@ -120,34 +142,39 @@ function parsePropertySchema(value: unknown, fail: SchemaFailure): PropertySchem
       ) {
         fail('string_max_length');
       }
-      return { type: 'string', maxLength: value.maxLength };
+      return { value: Object.freeze({ type: 'string', maxLength: value.maxLength }), members };
     case 'boolean':
-      if (!onlyKeys(value, ['type'])) fail('property_keyword');
-      return { type: 'boolean' };
+      members = membersAmong(value, BOOLEAN_KEYWORDS);
+      if (members < 0) fail('property_keyword');
+      return { value: BOOLEAN_PROPERTY, members };
     case 'integer': {
-      if (!onlyKeys(value, ['type', 'minimum', 'maximum'])) fail('property_keyword');
+      members = membersAmong(value, INTEGER_KEYWORDS);
+      if (members < 0) fail('property_keyword');
       const { minimum, maximum } = value;
       if (!isSafeInteger(minimum) || !isSafeInteger(maximum) || minimum > maximum) fail('integer_bounds');
-      return { type: 'integer', minimum, maximum };
+      return { value: Object.freeze({ type: 'integer', minimum, maximum }), members };
     }
     default:
       fail('property_schema');
   }
 }
 
-function parseProperties(value: unknown, fail: SchemaFailure): Record<string, PropertySchema> {
-  if (value === undefined) return {};
+function parseProperties(value: unknown, fail: SchemaFailure): Normalized<Record<string, PropertySchema>> {
+  const properties: Record<string, PropertySchema> = {};
+  if (value === undefined) return { value: properties, members: 0 };
   if (!isJsonObject(value)) fail('properties');
   const names = Object.keys(value);
   if (names.length > SCHEMA_MAX_PROPERTIES) fail('too_many_properties');
-  const properties: Record<string, PropertySchema> = {};
+  let members = names.length;
   for (const name of names) {
     if (name.length > PROFILE_LIMITS.schema_property_name_bytes || !PROPERTY_NAME.test(name)) {
       fail('property_name');
     }
-    properties[name] = Object.freeze(parsePropertySchema(value[name], fail));
+    const property = parsePropertySchema(value[name], fail);
+    properties[name] = property.value;
+    members += property.members;
   }
-  return properties;
+  return { value: properties, members };
 }
 
 function parseRequired(
@@ -168,22 +195,24 @@ function parseRequired(
   return [...seen];
 }
 
-function parseObjectSchema(value: unknown, member: SchemaMember): ObjectSchema {
+function parseObjectSchema(value: unknown, member: SchemaMember): Normalized<ObjectSchema> {
   const fail: SchemaFailure = (rule) => refuse(schemaRefusalMessage(member, rule));
   if (!isJsonObject(value)) fail('not_object');
-  if (!onlyKeys(value, ['type', 'properties', 'required', 'additionalProperties'])) {
-    fail('unknown_keyword');
-  }
+  const members = membersAmong(value, SCHEMA_KEYWORDS);
+  if (members < 0) fail('unknown_keyword');
   if (value.type !== 'object') fail('type');
   if (value.additionalProperties !== false) fail('additional_properties');
   const properties = parseProperties(value.properties, fail);
-  const required = parseRequired(value.required, properties, fail);
-  return Object.freeze({
-    type: 'object',
-    properties: Object.freeze(properties),
-    required: Object.freeze(required),
-    additionalProperties: false,
-  });
+  const required = parseRequired(value.required, properties.value, fail);
+  return {
+    value: Object.freeze({
+      type: 'object',
+      properties: Object.freeze(properties.value),
+      required: Object.freeze(required),
+      additionalProperties: false,
+    }),
+    members: members + properties.members,
+  };
 }
 
 function parseTimeout(value: unknown): number {
@@ -192,6 +221,26 @@ function parseTimeout(value: unknown): number {
     refuse(TOOL_CONTRACT_REFUSALS.timeout);
   }
   return value;
+}
+
+/** Applies the contract rules to parsed JSON, refusing with the first rule it breaks. */
+function normalizeContract(contract: unknown): Normalized<ToolContract> {
+  if (!isJsonObject(contract)) refuse(TOOL_CONTRACT_REFUSALS.not_object);
+  const members = membersAmong(contract, CONTRACT_MEMBERS);
+  if (members < 0) refuse(TOOL_CONTRACT_REFUSALS.unknown_member);
+  if (!Object.hasOwn(contract, 'input_schema') || !Object.hasOwn(contract, 'output_schema')) {
+    refuse(TOOL_CONTRACT_REFUSALS.missing_schema);
+  }
+  const input = parseObjectSchema(contract.input_schema, 'input_schema');
+  const output = parseObjectSchema(contract.output_schema, 'output_schema');
+  return {
+    value: Object.freeze({
+      input_schema: input.value,
+      output_schema: output.value,
+      timeout_ms: parseTimeout(contract.timeout_ms),
+    }),
+    members: members + input.members + output.members,
+  };
 }
 
 function contractText(source: Buffer | string): string {
@@ -211,24 +260,44 @@ function parseContractJson(text: string): unknown {
   }
 }
 
+function colonsIn(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf(':'); at !== -1; at = text.indexOf(':', at + 1)) count++;
+  return count;
+}
+
+/**
+ * `JSON.parse`'s reading of the text, when it is provably the strict reading: it satisfies the contract
+ * rules, and the text's colons equal the members it declared. Every string an accepted contract holds is an
+ * ASCII keyword or property name (well-formed, without a colon) and its nesting is fixed, so of the strict
+ * JSON rules only a repeated name is left unproven, and a repeat leaves one member fewer than were written.
+ * Null otherwise, including for every refusal.
+ */
+function nativelyParsedContract(text: string): ToolContract | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  let normalized: Normalized<ToolContract>;
+  try {
+    normalized = normalizeContract(parsed);
+  } catch (error) {
+    if (error instanceof WireError) return null;
+    throw error;
+  }
+  return normalized.members === colonsIn(text) ? normalized.value : null;
+}
+
 /**
  * Reads a tool's captured source into its normalized, frozen contract, or refuses with `invalid_payload`
- * and a fixed message naming the broken rule. The per-source byte bound is checked by the caller.
+ * and a fixed message naming the broken rule; a strict JSON refusal comes before any contract rule. The
+ * per-source byte bound is checked by the caller.
  */
 export function parseToolContract(source: Buffer | string): ToolContract {
-  const contract = parseContractJson(contractText(source));
-  if (!isJsonObject(contract)) refuse(TOOL_CONTRACT_REFUSALS.not_object);
-  if (!onlyKeys(contract, ['input_schema', 'output_schema', 'timeout_ms'])) {
-    refuse(TOOL_CONTRACT_REFUSALS.unknown_member);
-  }
-  if (!Object.hasOwn(contract, 'input_schema') || !Object.hasOwn(contract, 'output_schema')) {
-    refuse(TOOL_CONTRACT_REFUSALS.missing_schema);
-  }
-  return Object.freeze({
-    input_schema: parseObjectSchema(contract.input_schema, 'input_schema'),
-    output_schema: parseObjectSchema(contract.output_schema, 'output_schema'),
-    timeout_ms: parseTimeout(contract.timeout_ms),
-  });
+  const text = contractText(source);
+  return nativelyParsedContract(text) ?? normalizeContract(parseContractJson(text)).value;
 }
 
 /** Compact JSON of each property schema, less its numbers. */

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { WireError } from '../../../core/errors.js';
+import { parseStrictJson } from '../../../core/resources/strict-json.js';
 import {
   contractJsonBytes,
   type ObjectSchema,
@@ -390,7 +391,46 @@ t.test('an unexpected failure inside the JSON parser is not disguised as a refus
       },
     },
   });
-  t.throws(() => parseWithBrokenParser(contractWith({})), RangeError);
+  // A valid contract never reaches the exact parser (see the next test); a repeated name always does.
+  const repeated = `${contractWith({ timeout_ms: 1_000 }).slice(0, -1)},"timeout_ms":1000}`;
+  t.throws(() => parseWithBrokenParser(repeated), RangeError);
+});
+
+t.test('the exact parser reads only what JSON.parse cannot be trusted with', async (t) => {
+  const texts: string[] = [];
+  const { parseToolContract: parseCounting } = await t.mockImport<
+    typeof import('../../../core/resources/tool-contract.js')
+  >('../../../core/resources/tool-contract.js', {
+    '../../../core/resources/strict-json.js': {
+      ...(await import('../../../core/resources/strict-json.js')),
+      parseStrictJson: (text: string) => {
+        texts.push(text);
+        return parseStrictJson(text);
+      },
+    },
+  });
+  const valid = contractWith({ timeout_ms: 2_000 });
+  t.strictSame(parseCounting(valid), parseToolContract(valid));
+  t.same(texts, [], 'a valid contract is read by JSON.parse alone');
+
+  const duplicate = invalid(TOOL_CONTRACT_REFUSALS.duplicate_member);
+  const cases: [string, string, ReturnType<typeof refusalOf>][] = [
+    ['a repeat of an equal value', `${valid.slice(0, -1)},"timeout_ms":2000}`, duplicate],
+    ['a repeat whose overwritten value holds colons', `{"timeout_ms":"a:b:c",${valid.slice(1)}`, duplicate],
+    ['a repeat whose kept value breaks a contract rule', `${valid.slice(0, -1)},"timeout_ms":5}`, duplicate],
+    [
+      'a contract rule broken without a repeat',
+      contractWith({ timeout_ms: 5 }),
+      invalid(TOOL_CONTRACT_REFUSALS.timeout),
+    ],
+    ['text JSON.parse refuses', `${valid},`, invalid(TOOL_CONTRACT_REFUSALS.syntax)],
+  ];
+  for (const [name, text, refusal] of cases) {
+    texts.length = 0;
+    t.same(refusalOf(text), refusal, name);
+    t.throws(() => parseCounting(text), { code: 'invalid_payload' }, name);
+    t.same(texts, [text], `${name}: read again by the exact parser`);
+  }
 });
 
 // ---- validateAgainstSchema ----------------------------------------------------------------------------
