@@ -31,8 +31,11 @@ export interface CaptureRevisionInput {
   /** The resource id: the existing one for a replacement, a fresh one for a creation. */
   resourceId: string;
   input: ResourceInput;
-  /** The exact captured source bytes; copied, so later changes to the caller's buffer do not reach here. */
-  captured: Uint8Array;
+  /**
+   * The exact captured source bytes, which the revision keeps: the caller hands over a buffer of its own
+   * that nothing writes to afterwards (the capture's or an inline source's encoding), so it is not copied.
+   */
+  captured: Buffer;
   /** The captured bytes decoded, when the capture already decoded them exactly. */
   text?: string;
   /** The content rules' result for these bytes, when the caller applied them already. */
@@ -79,7 +82,6 @@ export class ResourceRevision {
     hashes,
     registeredBy,
   }: CaptureRevisionInput): ResourceRevision {
-    const bytes = Buffer.from(captured);
     const { kind, name, description } = input;
     const descriptor: ResourceDescriptor = Object.freeze({
       resource_id: resourceId,
@@ -87,9 +89,9 @@ export class ResourceRevision {
       kind,
       name,
       description,
-      content_sha256: hashes?.contentSha256 ?? contentSha256(bytes),
-      revision_sha256: hashes?.revisionSha256 ?? revisionSha256({ kind, name, description, captured: bytes }),
-      captured_bytes: bytes.length,
+      content_sha256: hashes?.contentSha256 ?? contentSha256(captured),
+      revision_sha256: hashes?.revisionSha256 ?? revisionSha256({ kind, name, description, captured }),
+      captured_bytes: captured.length,
       registered_by: Object.freeze({
         instance_id: registeredBy.instance_id,
         connection_id: registeredBy.connection_id,
@@ -97,7 +99,7 @@ export class ResourceRevision {
         grant_generation: registeredBy.grant_generation,
       }),
     });
-    return new ResourceRevision(descriptor, content, bytes);
+    return new ResourceRevision(descriptor, content, captured);
   }
 
   get resourceId(): string {
