@@ -94,15 +94,9 @@ function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/**
- * The number of members of `value` when each is one of `allowed`, or -1 when one is not. Members are
- * counted because an accepted contract's members must add up to the colons of its text (see
- * `parseToolContract`).
- */
-function membersAmong(value: JsonObject, allowed: readonly string[]): number {
-  const names = Object.keys(value);
-  for (const name of names) if (!allowed.includes(name)) return -1;
-  return names.length;
+function onlyKeys(value: JsonObject, allowed: readonly string[]): boolean {
+  for (const key of Object.keys(value)) if (!allowed.includes(key)) return false;
+  return true;
 }
 
 function isIntegerIn(value: unknown, min: number, max: number): value is number {
@@ -113,26 +107,24 @@ function isSafeInteger(value: unknown): value is number {
   return Number.isSafeInteger(value);
 }
 
-const BOOLEAN_PROPERTY: PropertySchema = Object.freeze({ type: 'boolean' });
 const STRING_KEYWORDS = ['type', 'maxLength'] as const;
 const BOOLEAN_KEYWORDS = ['type'] as const;
 const INTEGER_KEYWORDS = ['type', 'minimum', 'maximum'] as const;
 const SCHEMA_KEYWORDS = ['type', 'properties', 'required', 'additionalProperties'] as const;
 const CONTRACT_MEMBERS = ['input_schema', 'output_schema', 'timeout_ms'] as const;
 
-/** A part of the contract normalized from parsed JSON, and the number of members its JSON declared. */
-interface Normalized<T> {
-  value: T;
-  members: number;
-}
+/** Every keyword of a property schema is required, so its type says how many members it has. */
+const PROPERTY_MEMBERS = {
+  string: STRING_KEYWORDS.length,
+  boolean: BOOLEAN_KEYWORDS.length,
+  integer: INTEGER_KEYWORDS.length,
+} as const;
 
-function parsePropertySchema(value: unknown, fail: SchemaFailure): Normalized<PropertySchema> {
+function parsePropertySchema(value: unknown, fail: SchemaFailure): PropertySchema {
   if (!isJsonObject(value)) fail('property_schema');
-  let members: number;
   switch (value.type) {
     case 'string':
-      members = membersAmong(value, STRING_KEYWORDS);
-      if (members < 0) fail('property_keyword');
+      if (!onlyKeys(value, STRING_KEYWORDS)) fail('property_keyword');
       if (
         !isIntegerIn(
           value.maxLength,
@@ -142,39 +134,34 @@ function parsePropertySchema(value: unknown, fail: SchemaFailure): Normalized<Pr
       ) {
         fail('string_max_length');
       }
-      return { value: Object.freeze({ type: 'string', maxLength: value.maxLength }), members };
+      return Object.freeze({ type: 'string', maxLength: value.maxLength });
     case 'boolean':
-      members = membersAmong(value, BOOLEAN_KEYWORDS);
-      if (members < 0) fail('property_keyword');
-      return { value: BOOLEAN_PROPERTY, members };
+      if (!onlyKeys(value, BOOLEAN_KEYWORDS)) fail('property_keyword');
+      return Object.freeze({ type: 'boolean' });
     case 'integer': {
-      members = membersAmong(value, INTEGER_KEYWORDS);
-      if (members < 0) fail('property_keyword');
+      if (!onlyKeys(value, INTEGER_KEYWORDS)) fail('property_keyword');
       const { minimum, maximum } = value;
       if (!isSafeInteger(minimum) || !isSafeInteger(maximum) || minimum > maximum) fail('integer_bounds');
-      return { value: Object.freeze({ type: 'integer', minimum, maximum }), members };
+      return Object.freeze({ type: 'integer', minimum, maximum });
     }
     default:
       fail('property_schema');
   }
 }
 
-function parseProperties(value: unknown, fail: SchemaFailure): Normalized<Record<string, PropertySchema>> {
-  const properties: Record<string, PropertySchema> = {};
-  if (value === undefined) return { value: properties, members: 0 };
+function parseProperties(value: unknown, fail: SchemaFailure): Record<string, PropertySchema> {
+  if (value === undefined) return {};
   if (!isJsonObject(value)) fail('properties');
   const names = Object.keys(value);
   if (names.length > SCHEMA_MAX_PROPERTIES) fail('too_many_properties');
-  let members = names.length;
+  const properties: Record<string, PropertySchema> = {};
   for (const name of names) {
     if (name.length > PROFILE_LIMITS.schema_property_name_bytes || !PROPERTY_NAME.test(name)) {
       fail('property_name');
     }
-    const property = parsePropertySchema(value[name], fail);
-    properties[name] = property.value;
-    members += property.members;
+    properties[name] = parsePropertySchema(value[name], fail);
   }
-  return { value: properties, members };
+  return properties;
 }
 
 function parseRequired(
@@ -192,27 +179,23 @@ function parseRequired(
     }
     seen.add(name);
   }
-  return [...seen];
+  return value;
 }
 
-function parseObjectSchema(value: unknown, member: SchemaMember): Normalized<ObjectSchema> {
+function parseObjectSchema(value: unknown, member: SchemaMember): ObjectSchema {
   const fail: SchemaFailure = (rule) => refuse(schemaRefusalMessage(member, rule));
   if (!isJsonObject(value)) fail('not_object');
-  const members = membersAmong(value, SCHEMA_KEYWORDS);
-  if (members < 0) fail('unknown_keyword');
+  if (!onlyKeys(value, SCHEMA_KEYWORDS)) fail('unknown_keyword');
   if (value.type !== 'object') fail('type');
   if (value.additionalProperties !== false) fail('additional_properties');
   const properties = parseProperties(value.properties, fail);
-  const required = parseRequired(value.required, properties.value, fail);
-  return {
-    value: Object.freeze({
-      type: 'object',
-      properties: Object.freeze(properties.value),
-      required: Object.freeze(required),
-      additionalProperties: false,
-    }),
-    members: members + properties.members,
-  };
+  const required = parseRequired(value.required, properties, fail);
+  return Object.freeze({
+    type: 'object',
+    properties: Object.freeze(properties),
+    required: Object.freeze(required),
+    additionalProperties: false,
+  });
 }
 
 function parseTimeout(value: unknown): number {
@@ -224,23 +207,29 @@ function parseTimeout(value: unknown): number {
 }
 
 /** Applies the contract rules to parsed JSON, refusing with the first rule it breaks. */
-function normalizeContract(contract: unknown): Normalized<ToolContract> {
+function normalizeContract(contract: unknown): ToolContract {
   if (!isJsonObject(contract)) refuse(TOOL_CONTRACT_REFUSALS.not_object);
-  const members = membersAmong(contract, CONTRACT_MEMBERS);
-  if (members < 0) refuse(TOOL_CONTRACT_REFUSALS.unknown_member);
+  if (!onlyKeys(contract, CONTRACT_MEMBERS)) refuse(TOOL_CONTRACT_REFUSALS.unknown_member);
   if (!Object.hasOwn(contract, 'input_schema') || !Object.hasOwn(contract, 'output_schema')) {
     refuse(TOOL_CONTRACT_REFUSALS.missing_schema);
   }
-  const input = parseObjectSchema(contract.input_schema, 'input_schema');
-  const output = parseObjectSchema(contract.output_schema, 'output_schema');
-  return {
-    value: Object.freeze({
-      input_schema: input.value,
-      output_schema: output.value,
-      timeout_ms: parseTimeout(contract.timeout_ms),
-    }),
-    members: members + input.members + output.members,
-  };
+  return Object.freeze({
+    input_schema: parseObjectSchema(contract.input_schema, 'input_schema'),
+    output_schema: parseObjectSchema(contract.output_schema, 'output_schema'),
+    timeout_ms: parseTimeout(contract.timeout_ms),
+  });
+}
+
+/** The members a contract's JSON declared, counted on the parsed JSON of a contract that was accepted. */
+function declaredMembers(parsed: JsonObject, contract: ToolContract): number {
+  let members = Object.keys(parsed).length;
+  for (const member of ['input_schema', 'output_schema'] as const) {
+    members += Object.keys(parsed[member] as JsonObject).length;
+    for (const property of Object.values(contract[member].properties)) {
+      members += 1 + PROPERTY_MEMBERS[property.type];
+    }
+  }
+  return members;
 }
 
 function contractText(source: Buffer | string): string {
@@ -280,14 +269,14 @@ function nativelyParsedContract(text: string): ToolContract | null {
   } catch {
     return null;
   }
-  let normalized: Normalized<ToolContract>;
+  let contract: ToolContract;
   try {
-    normalized = normalizeContract(parsed);
+    contract = normalizeContract(parsed);
   } catch (error) {
     if (error instanceof WireError) return null;
     throw error;
   }
-  return normalized.members === colonsIn(text) ? normalized.value : null;
+  return declaredMembers(parsed as JsonObject, contract) === colonsIn(text) ? contract : null;
 }
 
 /**
@@ -297,7 +286,7 @@ function nativelyParsedContract(text: string): ToolContract | null {
  */
 export function parseToolContract(source: Buffer | string): ToolContract {
   const text = contractText(source);
-  return nativelyParsedContract(text) ?? normalizeContract(parseContractJson(text)).value;
+  return nativelyParsedContract(text) ?? normalizeContract(parseContractJson(text));
 }
 
 /** Compact JSON of each property schema, less its numbers. */
