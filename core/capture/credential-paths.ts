@@ -91,9 +91,10 @@ const RULES: readonly (readonly NameMatcher[])[] = CREDENTIAL_PATTERNS.map((patt
 export function isCredentialLikePath(components: readonly string[]): boolean {
   const names = components.map((component) => component.toLowerCase());
   return names.some((_, start) =>
-    RULES.some((rule) => {
-      const window = names.slice(start, start + rule.length);
-      return window.length === rule.length && rule.every((matches, offset) => matches(window[offset]!));
-    }),
+    RULES.some(
+      (rule) =>
+        start + rule.length <= names.length &&
+        rule.every((matches, offset) => matches(names[start + offset]!)),
+    ),
   );
 }
