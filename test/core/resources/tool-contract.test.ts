@@ -433,6 +433,83 @@ t.test('the exact parser reads only what JSON.parse cannot be trusted with', asy
   }
 });
 
+t.test('property: reading through JSON.parse gives exactly what the exact parser gives', async (t) => {
+  /** The outcome with JSON.parse unavailable, so that every text goes to the exact parser. */
+  function exactOutcome(text: string): ReturnType<typeof outcomeOf> {
+    const native = JSON.parse;
+    JSON.parse = () => {
+      throw new SyntaxError('unavailable');
+    };
+    try {
+      return outcomeOf(text);
+    } finally {
+      JSON.parse = native;
+    }
+  }
+  function outcomeOf(text: string): { contract: unknown } | ReturnType<typeof refusalOf> {
+    const refusal = refusalOf(text);
+    return refusal === 'accepted' ? { contract: parseToolContract(text) } : refusal;
+  }
+
+  const name = fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{0,8}$/);
+  const property = fc.oneof(
+    fc.integer({ min: 1, max: 4_096 }).map((maxLength) => ({ maxLength, type: 'string' })),
+    fc.constant({ type: 'boolean' }),
+    fc
+      .tuple(fc.maxSafeInteger(), fc.maxSafeInteger())
+      .map(([a, b]) => ({ type: 'integer', minimum: Math.min(a, b), maximum: Math.max(a, b) })),
+  );
+  const schema = fc.dictionary(name, property, { maxKeys: 5 }).chain((properties) =>
+    fc.record(
+      {
+        type: fc.constant('object'),
+        properties: fc.constant(properties),
+        required: fc.subarray(Object.keys(properties)),
+        additionalProperties: fc.constant(false),
+      },
+      { requiredKeys: ['type', 'additionalProperties'] },
+    ),
+  );
+  const contract = fc.record(
+    { input_schema: schema, output_schema: schema, timeout_ms: fc.integer({ min: 1_000, max: 600_000 }) },
+    { requiredKeys: ['input_schema', 'output_schema'] },
+  );
+  /** Edits at the n-th occurrence of a member, each breaking or keeping one strict or contract rule. */
+  const edits: [string, string][] = [
+    ['"type":', '"type":"object","type":'],
+    ['"type":', '"\\u0074ype":'],
+    ['"type":', '"ty\\ud800pe":'],
+    ['"additionalProperties":', '"additionalProperties":"a:b","additionalProperties":'],
+    ['"additionalProperties":', '"x:y":":","additionalProperties":'],
+    [
+      '"additionalProperties":',
+      `"additionalProperties":${'['.repeat(70)}${']'.repeat(70)},"additionalProperties":`,
+    ],
+    ['"required":[', '"required":["\\u003a",'],
+    ['"maxLength":', '"maxLength":1,"maxLength":'],
+  ];
+  const text = fc
+    .tuple(contract, fc.integer({ min: 0, max: 4 }), fc.option(fc.tuple(fc.nat(edits.length - 1), fc.nat(8))))
+    .map(([value, indent, edit]) => {
+      const json = JSON.stringify(value, null, indent).replaceAll(': ', ':');
+      if (edit === null) return json;
+      const [from, to] = edits[edit[0]]!;
+      let at = -1;
+      for (let n = 0; n <= edit[1]; n++) {
+        const next = json.indexOf(from, at + 1);
+        if (next === -1) break;
+        at = next;
+      }
+      return at === -1 ? json : `${json.slice(0, at)}${to}${json.slice(at + from.length)}`;
+    });
+  fc.assert(
+    fc.property(text, (source) => {
+      t.strictSame(outcomeOf(source), exactOutcome(source), source);
+    }),
+    { numRuns: 400 },
+  );
+});
+
 // ---- validateAgainstSchema ----------------------------------------------------------------------------
 
 const SCHEMA: ObjectSchema = parseToolContract(
