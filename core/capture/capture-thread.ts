@@ -2,19 +2,15 @@ import type { Worker } from 'node:worker_threads';
 import type { Clock } from '../clock.js';
 import { knownErrorCode, WireError } from '../errors.js';
 import { startModuleWorker } from '../module-worker.js';
+import type { DescriptorHashes } from '../resources/revision-hash.js';
 import type { CaptureAnswer, CaptureJob } from './capture-worker.js';
-import type {
-  WorkspaceRead,
-  WorkspaceReader,
-  WorkspaceReadHashes,
-  WorkspaceReadRequest,
-} from './workspace-reader.js';
+import type { WorkspaceRead, WorkspaceReader, WorkspaceReadRequest } from './workspace-reader.js';
 
 /** A job the worker has not finished: its read until the bytes arrive, then its confirmation. */
 interface PendingRead {
   read: { resolve(read: WorkspaceRead): void; reject(error: WireError): void } | null;
-  confirm: { resolve(hashes: WorkspaceReadHashes): void; reject(error: WireError): void };
-  confirmed: Promise<WorkspaceReadHashes>;
+  confirm: { resolve(hashes: DescriptorHashes): void; reject(error: WireError): void };
+  confirmed: Promise<DescriptorHashes>;
 }
 
 const WORKER_URL = new URL(
@@ -57,7 +53,7 @@ export class CaptureThread implements WorkspaceReader {
       resource: { ...request.resource },
     };
     let confirm!: PendingRead['confirm'];
-    const confirmed = new Promise<WorkspaceReadHashes>((resolve, reject) => {
+    const confirmed = new Promise<DescriptorHashes>((resolve, reject) => {
       confirm = { resolve, reject };
     });
     // A read refused before its bytes arrived never hands its confirmation to anyone.

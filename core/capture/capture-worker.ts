@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { isWireError } from '../errors.js';
-import { contentSha256, revisionSha256 } from '../resources/revision-hash.js';
+import { contentSha256, type DescriptorHashes, revisionSha256 } from '../resources/revision-hash.js';
 import { readWorkspaceFile } from './workspace-file.js';
 import type { WorkspaceReadRequest } from './workspace-reader.js';
 
@@ -15,7 +15,7 @@ export interface CaptureJob extends WorkspaceReadRequest {
  */
 export type CaptureAnswer =
   | { id: number; stage: 'read'; bytes: Uint8Array; text: string }
-  | { id: number; stage: 'confirmed'; contentSha256: string; revisionSha256: string }
+  | ({ id: number; stage: 'confirmed' } & DescriptorHashes)
   | { id: number; stage: 'refused'; code: string; message: string };
 
 function refusal(id: number, error: unknown): CaptureAnswer {

@@ -1,4 +1,5 @@
 import type { ResourceKind } from '../resources/resource-input.js';
+import type { DescriptorHashes } from '../resources/revision-hash.js';
 
 /** What the registry asks of a workspace file capture: everything the read needs, nothing else. */
 export interface WorkspaceReadRequest {
@@ -24,14 +25,7 @@ export interface WorkspaceRead {
    * refusal. The bytes may be examined meanwhile, but count only once this resolves, and its refusal
    * overrides anything concluded from them.
    */
-  confirmed: Promise<WorkspaceReadHashes>;
-}
-
-export interface WorkspaceReadHashes {
-  /** Lowercase hex SHA-256 of the bytes. */
-  contentSha256: string;
-  /** The descriptor's revision hash of the request's resource with these bytes. */
-  revisionSha256: string;
+  confirmed: Promise<DescriptorHashes>;
 }
 
 /**

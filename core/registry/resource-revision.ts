@@ -1,7 +1,7 @@
 import { newId } from '../ids.js';
 import { type CapturedContent, validateCapturedSource } from '../resources/captured-source.js';
 import type { ResourceInput, ResourceKind } from '../resources/resource-input.js';
-import { contentSha256, revisionSha256 } from '../resources/revision-hash.js';
+import { contentSha256, type DescriptorHashes, revisionSha256 } from '../resources/revision-hash.js';
 import { contractJsonBytes, type ToolContract } from '../resources/tool-contract.js';
 import { utf8ByteLength } from '../resources/unicode.js';
 import { revisionBytes } from './registry-accounting.js';
@@ -41,7 +41,7 @@ export interface CaptureRevisionInput {
   /** The content rules' result for these bytes, when the caller applied them already. */
   content?: CapturedContent;
   /** Both descriptor hashes of these bytes, when the capture computed them already. */
-  hashes?: { contentSha256: string; revisionSha256: string };
+  hashes?: DescriptorHashes;
   registeredBy: RegisteredBy;
 }
 

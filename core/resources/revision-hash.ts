@@ -35,6 +35,14 @@ export function revisionPreimage(input: RevisionHashInput): Buffer {
   ]);
 }
 
+/** Both hashes a resource descriptor carries for its captured bytes. */
+export interface DescriptorHashes {
+  /** Lowercase hex SHA-256 of the bytes. */
+  contentSha256: string;
+  /** The revision hash of the resource with these bytes. */
+  revisionSha256: string;
+}
+
 /** The same hash as over `revisionPreimage`, fed piece by piece so the captured bytes are not copied. */
 export function revisionSha256(input: RevisionHashInput): string {
   const hash = createHash('sha256').update(REVISION_HASH_DOMAIN, 'utf8');

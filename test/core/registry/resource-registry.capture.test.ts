@@ -2,13 +2,17 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { CAPTURE_REFUSALS } from '../../../core/capture/refusals.js';
-import type { WorkspaceReader, WorkspaceReadHashes } from '../../../core/capture/workspace-reader.js';
+import type { WorkspaceReader } from '../../../core/capture/workspace-reader.js';
 import { WireError } from '../../../core/errors.js';
 import { PROFILE_LIMITS } from '../../../core/limits.js';
 import { registryRefusals } from '../../../core/registry/registry-refusals.js';
 import { ResourceRegistry } from '../../../core/registry/resource-registry.js';
 import { NameCatalog } from '../../../core/resources/names.js';
-import { contentSha256, revisionSha256 } from '../../../core/resources/revision-hash.js';
+import {
+  contentSha256,
+  type DescriptorHashes,
+  revisionSha256,
+} from '../../../core/resources/revision-hash.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 import {
   attribution,
@@ -294,9 +298,9 @@ t.test('a session whose workspace cannot be resolved takes no slot', async (t) =
 
 /** A reader that hands over `text` at once and confirms it when the test says so. */
 function confirmingReader(text: string) {
-  let confirm!: (hashes: WorkspaceReadHashes) => void;
+  let confirm!: (hashes: DescriptorHashes) => void;
   let refuse!: (error: WireError) => void;
-  const confirmed = new Promise<WorkspaceReadHashes>((resolve, reject) => {
+  const confirmed = new Promise<DescriptorHashes>((resolve, reject) => {
     confirm = resolve;
     refuse = reject;
   });
