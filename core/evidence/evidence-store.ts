@@ -18,6 +18,14 @@ interface Retained {
   settledAt: number | null;
 }
 
+/** One turn's room in the evidence, taken before the turn is admitted. */
+export interface EvidenceSlot {
+  /** The turn was admitted: its evidence takes the room. */
+  fill(turn: ActiveTurn): void;
+  /** The turn was refused: the room is free again. */
+  release(): void;
+}
+
 export const evidenceRefusals = {
   turns: () => new WireError('limit_exceeded', 'the daemon retains the maximum number of turns of evidence'),
 } as const;
@@ -34,6 +42,8 @@ export class EvidenceStore {
   readonly #turns = new Map<string, Retained>();
   /** Settled turns in the order they settled, which is the order they expire in. */
   readonly #settled = new Set<string>();
+  /** Rooms taken by turns being admitted. */
+  #reserved = 0;
 
   constructor(clock: Clock, limits: Partial<EvidenceLimits> = {}) {
     this.#clock = clock;
@@ -45,18 +55,35 @@ export class EvidenceStore {
     };
   }
 
-  /** Refuses a new turn when no evidence room is left; checked before the turn is admitted. */
-  assertRoom(): void {
+  /**
+   * Takes one turn's room before the turn is admitted, in the same step as the check, so turns admitted
+   * together can never pass the bound; refuses when none is left. The slot is filled with the admitted
+   * turn, or released when its admission fails.
+   */
+  reserve(): EvidenceSlot {
     this.#expire();
-    if (this.#turns.size >= this.#limits.turns) throw evidenceRefusals.turns();
-  }
-
-  retain(turn: ActiveTurn): void {
-    this.#turns.set(turn.turnId, {
-      turn,
-      bytes: evidenceBaseBytes(turn.turnId, turn.manifest),
-      settledAt: null,
-    });
+    if (this.#turns.size + this.#reserved >= this.#limits.turns) throw evidenceRefusals.turns();
+    this.#reserved += 1;
+    let open = true;
+    const close = (): boolean => {
+      if (!open) return false;
+      open = false;
+      this.#reserved -= 1;
+      return true;
+    };
+    return {
+      fill: (turn) => {
+        if (!close()) return;
+        this.#turns.set(turn.turnId, {
+          turn,
+          bytes: evidenceBaseBytes(turn.turnId, turn.manifest),
+          settledAt: null,
+        });
+      },
+      release: () => {
+        close();
+      },
+    };
   }
 
   /** Reserves a call's worst-case evidence; false when the turn's evidence would pass its byte bound. */
@@ -89,9 +116,10 @@ export class EvidenceStore {
     };
   }
 
+  /** Turns retained, and turns being admitted. */
   get size(): number {
     this.#expire();
-    return this.#turns.size;
+    return this.#turns.size + this.#reserved;
   }
 
   #expire(): void {

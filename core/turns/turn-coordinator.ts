@@ -124,18 +124,25 @@ export class TurnCoordinator {
     const { selection } = request;
     if (!provider || !selection) throw new WireError('provider_unavailable');
     if (this.#active.has(request.sessionId)) throw new WireError('session_busy');
-    if (request.selected) this.#options.evidence.assertRoom();
-    const { manifest, pin } = admitApplication(
-      {
-        sessionId: request.sessionId,
-        connectionId: request.connectionId,
-        selected: request.selected,
-        application: request.application,
-        controller: request.controller,
-      },
-      this.#options.registry,
-      this.#options.executors,
-    );
+    const evidence = request.selected ? this.#options.evidence.reserve() : null;
+    let admitted: ReturnType<typeof admitApplication>;
+    try {
+      admitted = admitApplication(
+        {
+          sessionId: request.sessionId,
+          connectionId: request.connectionId,
+          selected: request.selected,
+          application: request.application,
+          controller: request.controller,
+        },
+        this.#options.registry,
+        this.#options.executors,
+      );
+    } catch (error) {
+      evidence?.release();
+      throw error;
+    }
+    const { manifest, pin } = admitted;
     const turn = new ActiveTurn({
       turnId: newId('turn'),
       sessionId: request.sessionId,
@@ -158,10 +165,11 @@ export class TurnCoordinator {
     } catch (error) {
       this.#active.delete(turn.sessionId);
       this.#byId.delete(turn.turnId);
+      evidence?.release();
       for (const release of releases) release();
       throw error;
     }
-    if (request.selected) this.#options.evidence.retain(turn);
+    evidence?.fill(turn);
     const acceptance: TurnAcceptance = {
       turn_id: turn.turnId,
       status: 'accepted',

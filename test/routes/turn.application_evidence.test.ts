@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { EventFrame } from '../../client/wire-client.js';
 import { OPERATION_RETENTION_MS, PROFILE_LIMITS } from '../../core/limits.js';
-import { op, TRANSPORTS } from '../helpers/daemon.js';
+import { claimedSession, op, TRANSPORTS } from '../helpers/daemon.js';
 import { type Controller, codeOf, resultOf, until } from './session.resources.fixture.js';
 import { applicationSession, heldLookupCall, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
 
@@ -227,3 +227,28 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
+
+t.test('turns started at once never pass the evidence bound of 256 retained turns', async (t) => {
+  const { daemon } = await turnDaemon(t);
+  const extra = 32;
+  const total = PROFILE_LIMITS.evidence_turns + extra;
+  // Spread over connections so that no connection passes its own bound of requests in flight.
+  const clients = await Promise.all(Array.from({ length: 4 }, () => daemon.connect('in-process')));
+  const sessions = await Promise.all(
+    Array.from({ length: total }, async (_, i) => {
+      const client = clients[i % clients.length]!;
+      const { session, control } = await claimedSession(client, daemon.workspace);
+      return { client, session, control };
+    }),
+  );
+  // Every turn is asked for before any acceptance is written: their user records are written together.
+  const answers = await Promise.all(
+    sessions.map(({ client, session, control }) =>
+      client.request('turn.start', { prompt: 'go' }, { session, control, operation: op() }),
+    ),
+  );
+  const codes = answers.map(codeOf);
+  t.equal(codes.filter((code) => code === 'ok').length, PROFILE_LIMITS.evidence_turns, 'exactly the bound');
+  t.equal(codes.filter((code) => code === 'limit_exceeded').length, extra, 'the rest refused');
+  t.equal(daemon.app.evidence.size, PROFILE_LIMITS.evidence_turns, 'and never more retained');
+});

@@ -37,25 +37,46 @@ function call(turnId: string, index: number): ApplicationCall {
   });
 }
 
+/** Admits `subject` into `store` as the coordinator does: a room reserved, then filled. */
+function retain(store: EvidenceStore, subject: ActiveTurn): void {
+  store.reserve().fill(subject);
+}
+
 t.test('at most 256 turns of evidence: the 256th is admitted, the 257th refused', async (t) => {
   const store = new EvidenceStore(fakeClock());
-  for (let i = 0; i < PROFILE_LIMITS.evidence_turns; i++) {
-    store.assertRoom();
-    store.retain(turn(`turn_${i}`));
-  }
-  t.throws(() => store.assertRoom(), { code: 'limit_exceeded' });
+  for (let i = 0; i < PROFILE_LIMITS.evidence_turns; i++) retain(store, turn(`turn_${i}`));
+  t.throws(() => store.reserve(), { code: 'limit_exceeded' });
+});
+
+t.test('a reserved room counts before its turn is filled in, and a released one is free again', async (t) => {
+  const store = new EvidenceStore(fakeClock(), { turns: 3 });
+  const [first, second] = [store.reserve(), store.reserve(), store.reserve()];
+  t.equal(store.size, 3, 'three turns being admitted at once take all the room');
+  t.throws(() => store.reserve(), { code: 'limit_exceeded' }, 'a fourth admitted meanwhile is refused');
+  first.release();
+  first.release();
+  t.equal(store.size, 2, 'a refused turn gives its room back, once');
+  second.fill(turn('turn_b'));
+  second.release();
+  second.fill(turn('turn_c'));
+  t.equal(store.size, 2, 'a filled room is the turn’s; the slot does nothing more');
+  t.throws(() => store.read('ses_1', 'turn_c'), { code: 'unknown_turn' });
+  const last = store.reserve();
+  t.throws(() => store.reserve(), { code: 'limit_exceeded' });
+  last.release();
+  t.doesNotThrow(() => store.reserve());
 });
 
 t.test('settled turns free their room 600 s after their terminal; active ones never expire', async (t) => {
   const clock = fakeClock();
   const store = new EvidenceStore(clock, { turns: 2 });
-  store.retain(turn('turn_a'));
-  store.retain(turn('turn_b'));
+  retain(store, turn('turn_a'));
+  retain(store, turn('turn_b'));
   store.settled('turn_a');
   clock.advance(599_999);
-  t.throws(() => store.assertRoom());
+  t.throws(() => store.reserve());
   clock.advance(1);
-  t.doesNotThrow(() => store.assertRoom());
+  t.doesNotThrow(() => store.reserve());
   clock.advance(10_000_000);
   t.equal(store.read('ses_1', 'turn_b').turn_id, 'turn_b', 'the active turn is still there');
   t.throws(() => store.read('ses_2', 'turn_b'), { code: 'unknown_turn' }, 'not for another session');
@@ -64,7 +85,7 @@ t.test('settled turns free their room 600 s after their terminal; active ones ne
 t.test('turns expire in the order they settled, each 600 s after its first terminal', async (t) => {
   const clock = fakeClock();
   const store = new EvidenceStore(clock);
-  for (const id of ['turn_a', 'turn_b', 'turn_c']) store.retain(turn(id));
+  for (const id of ['turn_a', 'turn_b', 'turn_c']) retain(store, turn(id));
   store.settled('turn_c');
   clock.advance(100_000);
   store.settled('turn_a');
@@ -87,7 +108,7 @@ t.test('a turn at exactly 30 KiB of evidence takes no further call', async (t) =
   const base = evidenceBaseBytes('turn_a', null);
   const one = worstCaseCallBytes(call('turn_a', 0), clock);
   const store = new EvidenceStore(clock, { bytesPerTurn: base + 2 * one });
-  store.retain(turn('turn_a'));
+  retain(store, turn('turn_a'));
   t.equal(store.reserveCall('turn_a', call('turn_a', 0)), true);
   t.equal(store.reserveCall('turn_a', call('turn_a', 1)), true, 'exactly at the bound');
   t.equal(store.reserveCall('turn_a', call('turn_a', 2)), false, 'one over it');
