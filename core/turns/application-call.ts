@@ -108,10 +108,13 @@ export class ApplicationCall {
     return this.#status === 'waiting_for_executor' || this.#status === 'pending';
   }
 
-  /** Milliseconds left before the call's current deadline; null once settled. Reading renews nothing. */
+  /**
+   * Whole milliseconds left before the call's current deadline, rounded up so that a deadline not yet
+   * reached never reads 0; null once settled. Reading renews nothing.
+   */
   remainingMs(clock: Clock): number | null {
     if (!this.open || this.#deadline === null) return null;
-    return Math.max(0, this.#deadline.at - clock.now());
+    return Math.max(0, Math.ceil(this.#deadline.at - clock.now()));
   }
 
   /** The executor is away: wait for it at most `ms`, once; a later wait keeps the first deadline. */

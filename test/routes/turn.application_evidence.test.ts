@@ -1,8 +1,10 @@
 import t from 'tap';
 import type { EventFrame } from '../../client/wire-client.js';
+import { systemClock } from '../../core/clock.js';
 import { OPERATION_RETENTION_MS, PROFILE_LIMITS } from '../../core/limits.js';
-import { claimedSession, op, TRANSPORTS } from '../helpers/daemon.js';
-import { type Controller, codeOf, resultOf, until } from './session.resources.fixture.js';
+import { claimedSession, op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
+import { ScriptedProvider } from '../helpers/scripted-provider.js';
+import { type Controller, codeOf, resultOf, takeOver, until } from './session.resources.fixture.js';
 import { applicationSession, heldLookupCall, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
 
 const SECRET_ARGUMENT = 'argument-bytes-9c1e';
@@ -227,6 +229,53 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
+
+t.test(
+  'evidence and resume read remaining time from the real monotonic clock as whole milliseconds',
+  async (t) => {
+    for (const transport of TRANSPORTS) {
+      const provider = await ScriptedProvider.start(t);
+      const daemon = await startDaemon(t, {
+        clock: systemClock,
+        provider: { baseUrl: provider.baseUrl, model: 'scripted-model', apiKey: null },
+      });
+      const { who, executor, application } = await applicationSession(daemon, transport);
+      const hold = heldLookupCall(provider);
+      const accepted = resultOf<{ turn_id: string }>(await startTurn(who, { prompt: 'go', application }));
+      await hold.reached;
+      // The executor leaves before the call is made, so it waits on the availability bound.
+      who.client.close();
+      const watcher = await takeOver(daemon, transport, who);
+      await until(() => daemon.app.executors.attachmentOf(executor.executor_id) === null, 'the detach');
+      hold.release();
+      await until(() => daemon.app.turns.pendingCalls(executor.executor_id).length === 1, 'the call to wait');
+      const waiting = await evidence(watcher, accepted.turn_id);
+      t.equal(codeOf(waiting), 'ok', `${transport}: evidence of a waiting call answers`);
+      const [call] = resultOf<Evidence>(waiting).calls;
+      t.match(call, { status: 'waiting_for_executor', wait_kind: 'availability' });
+      const remaining = call?.remaining_ms as number;
+      t.ok(Number.isInteger(remaining), `${transport}: ${remaining} is whole milliseconds`);
+      t.ok(remaining >= 1 && remaining <= PROFILE_LIMITS.executor_availability_timeout_ms);
+      const again = await daemon.connect(transport);
+      const resumed = await again.call(
+        'executor.resume',
+        { executor_id: executor.executor_id, resume_secret: executor.resume_secret },
+        { operation: op() },
+      );
+      const [pending] = resumed.pending_calls as Array<{ remaining_ms: number }>;
+      t.ok(Number.isInteger(pending?.remaining_ms), 'pending_calls too');
+      t.ok(
+        (pending?.remaining_ms ?? 0) >= 1 && (pending?.remaining_ms ?? 0) <= remaining,
+        'and never renewed',
+      );
+      const dispatched = await again.event('turn.application_tool_call');
+      const execution = resultOf<Evidence>(await evidence(watcher, accepted.turn_id)).calls[0];
+      t.match(execution, { status: 'pending', wait_kind: 'execution' });
+      t.ok(Number.isInteger(execution?.remaining_ms), 'an execution wait too');
+      t.ok(dispatched);
+    }
+  },
+);
 
 t.test('turns started at once never pass the evidence bound of 256 retained turns', async (t) => {
   const { daemon } = await turnDaemon(t);
