@@ -107,8 +107,6 @@ export class ApplicationExecutor {
   readonly #retained = new Map<string, Retained>();
   readonly #running = new Map<string, AbortController>();
   readonly #stateWaiters = new Set<() => void>();
-  /** The session of each turn whose calls this executor may receive. */
-  readonly #sessions = new Map<string, string>();
 
   private constructor(client: WireClient, created: ExecutorCreateResult, options: ExecutorOptions) {
     this.#handlers = options.handlers;
@@ -161,14 +159,6 @@ export class ApplicationExecutor {
   /** What became of each call this executor received, by call id. */
   get calls(): ReadonlyMap<string, CallState> {
     return this.#states;
-  }
-
-  /**
-   * Tells the executor which session a turn belongs to, so that a call dispatched to a connection that
-   * dropped before the call reached it can still be answered. Session.startTurn does this.
-   */
-  bindTurn(turnId: string, sessionId: string): void {
-    this.#sessions.set(turnId, sessionId);
   }
 
   /** Resolves once `callId` is settled (accepted or not_accepted). */
@@ -234,7 +224,6 @@ export class ApplicationExecutor {
     const payload = frame.payload as unknown as ToolCallPayload;
     // The daemon dispatches a call once; a repeated call id is never run again whatever arrives.
     if (this.#states.has(payload.call_id)) return;
-    this.#sessions.set(payload.turn_id, frame.session_id!);
     this.#setState(payload.call_id, 'running');
     void this.#execute(frame.session_id!, payload);
   }
@@ -440,12 +429,11 @@ export class ApplicationExecutor {
       else void this.#reconcile(callId);
     }
     for (const call of pending) {
-      const sessionId = this.#sessions.get(call.turn_id);
-      if (call.status !== 'pending' || this.#states.has(call.call_id) || sessionId === undefined) continue;
+      if (call.status !== 'pending' || this.#states.has(call.call_id)) continue;
       // Dispatched to a connection that closed before the call reached us: the daemon never sends it
       // again and its arguments are not recoverable, so it is answered as failed without running it.
       this.#retain(call.call_id, {
-        sessionId,
+        sessionId: call.session_id,
         binding: call,
         outcome: { status: 'error', code: 'execution_failed', message: NEVER_RECEIVED },
         operations: [],

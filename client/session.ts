@@ -85,7 +85,6 @@ export class Session {
       stop();
       throw error;
     }
-    options.executor?.bindTurn(accepted.turn_id, this.id);
     return { accepted, events };
   }
 

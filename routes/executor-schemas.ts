@@ -22,6 +22,7 @@ export const ExecutorGeneration = Type.Integer({ minimum: 1, maximum: Number.MAX
 
 /** One entry of `pending_calls`, member for member the registry's PendingCall. */
 export const PendingCallResult = Type.Object({
+  session_id: Type.String(),
   turn_id: Type.String(),
   call_id: Type.String(),
   provider_call_id: Type.String(),

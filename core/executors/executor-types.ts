@@ -44,6 +44,8 @@ export interface ExecutorIdentity {
  * and its accepted binding so the application can submit a retained result; it never carries arguments.
  */
 export interface PendingCall {
+  /** The call's session: `turn.application_tool_result` names it in its envelope. */
+  session_id: string;
   turn_id: string;
   call_id: string;
   provider_call_id: string;

@@ -13,6 +13,7 @@ export const noPendingCalls: PendingCallSource = () => [];
  */
 export function boundPendingCalls(calls: readonly PendingCall[]): PendingCall[] {
   return calls.slice(0, PROFILE_LIMITS.calls).map((call) => ({
+    session_id: call.session_id,
     turn_id: call.turn_id,
     call_id: call.call_id,
     provider_call_id: call.provider_call_id,

@@ -106,6 +106,7 @@ export class CallDispatcher {
         const { identity } = call;
         if (!call.bound || !call.open || identity.executor.executor_id !== executorId) continue;
         pending.push({
+          session_id: identity.sessionId,
           ...bindingMembers(identity),
           status: call.status as PendingCall['status'],
           wait_kind: call.waitKind ?? 'availability',

@@ -173,12 +173,29 @@ for (const transport of TRANSPORTS) {
           { operation: op() },
         );
         t.equal(resumed.executor_generation, 2);
-        t.match(resumed.pending_calls, [
-          { call_id: call.payload.call_id, status: 'pending', wait_kind: 'execution' },
+        const pending = resumed.pending_calls as Array<Record<string, unknown>>;
+        t.match(pending, [
+          {
+            session_id: who.session,
+            turn_id: accepted.turn_id,
+            call_id: call.payload.call_id,
+            status: 'pending',
+            wait_kind: 'execution',
+          },
         ]);
         const claim = await again.call('session.claim', {}, { session: who.session, operation: op() });
         t.match(claim.snapshot, { turn: { turn_id: accepted.turn_id, status: 'running' } });
-        const ack = await submitResult(again, who.session, executor, call, { executor_generation: 2 });
+        // Everything the result's envelope and payload need comes from the resume alone.
+        const [entry] = pending;
+        const ack = await submitResult(
+          again,
+          String(entry?.session_id),
+          executor,
+          { payload: entry } as never,
+          {
+            executor_generation: 2,
+          },
+        );
         t.equal(codeOf(ack), 'ok');
         const terminal = await again.event('turn.terminal');
         t.equal(terminal.payload.status, 'completed');

@@ -312,6 +312,7 @@ t.test('confirm and resume report bounded pending calls without arguments', asyn
   const calls = Array.from({ length: 40 }, (_, i) => ({
     turn_id: 'turn_1',
     call_id: `call_${i}`,
+    session_id: 'ses_1',
     provider_call_id: `p${i}`,
     name: 'lookup_weather',
     resource_id: 'res_1',

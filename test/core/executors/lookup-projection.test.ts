@@ -7,6 +7,7 @@ t.test('each executor result keeps only its acknowledgment metadata', async (t) 
   const { registry } = registryFixture({
     pendingCalls: () => [
       {
+        session_id: 'ses_1',
         turn_id: 'turn_1',
         call_id: 'call_1',
         provider_call_id: 'p1',

@@ -4,6 +4,7 @@ import { boundPendingCalls, noPendingCalls } from '../../../core/executors/pendi
 
 function call(index: number): PendingCall {
   return {
+    session_id: 'ses_1',
     turn_id: 'turn_1',
     call_id: `call_${index}`,
     provider_call_id: `provider_${index}`,
