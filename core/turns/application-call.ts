@@ -58,7 +58,7 @@ export class ApplicationCall {
   #deadline: Deadline | null = null;
   #waitKind: WaitKind | null = null;
   #bound = false;
-  #resultArrived = false;
+  #reporting: Promise<void> | null = null;
   #settle!: (settlement: CallSettlement) => void;
   readonly settled: Promise<CallSettlement>;
 
@@ -91,17 +91,28 @@ export class ApplicationCall {
     this.#bound = true;
   }
 
-  /** Whether an accepted result is on its way to the store: no other result is taken. */
-  get resultArrived(): boolean {
-    return this.#resultArrived;
+  /**
+   * While an accepted result is on its way to the store: settles once it is reported (or lost with a failed
+   * write). No other result is taken meanwhile, and nothing else may end the call: its ending is that result.
+   */
+  get reporting(): Promise<void> | null {
+    return this.#reporting;
   }
 
-  /** An accepted result arrived in time: the execution deadline stops while it is made durable. */
-  resultArrives(): void {
+  /**
+   * An accepted result arrived in time and is being made durable by `reporting`, which reports it once it
+   * is: the execution deadline stops meanwhile.
+   */
+  resultAdmitted(reporting: Promise<void>): void {
     if (!this.open) return;
-    this.#resultArrived = true;
     this.#deadline?.cancel();
     this.#deadline = null;
+    this.#reporting = reporting.catch(() => {});
+  }
+
+  /** The admitted result could not be made durable: the call is open again, to end with its turn. */
+  resultLost(): void {
+    this.#reporting = null;
   }
 
   get open(): boolean {

@@ -104,7 +104,9 @@ export class CallDispatcher {
     for (const turn of turns) {
       for (const call of turn.calls.values()) {
         const { identity } = call;
-        if (!call.bound || !call.open || identity.executor.executor_id !== executorId) continue;
+        if (!call.bound || !call.open || call.reporting || identity.executor.executor_id !== executorId) {
+          continue;
+        }
         pending.push({
           session_id: identity.sessionId,
           ...bindingMembers(identity),
@@ -117,14 +119,20 @@ export class CallDispatcher {
     return pending;
   }
 
+  /** Settles once every result the turn's executor had sent when it ended is reported or lost. */
+  async reportsInFlight(turn: ActiveTurn): Promise<void> {
+    await Promise.all([...turn.calls.values()].map((call) => call.reporting));
+  }
+
   /**
    * The turn is over: every open call ends with it. A dispatched call's executor is told (an advisory
-   * cancel event, never a rollback); its effects stay uncertain. The turn's calls stop counting.
+   * cancel event, never a rollback); its effects stay uncertain. A call whose result is being recorded
+   * ends with that result instead (see `reportsInFlight`). The turn's calls stop counting.
    */
   endTurn(turn: ActiveTurn, ending: TurnEnding): void {
     const reason = ending.code === 'tool_timeout' ? 'tool_timeout' : 'cancelled';
     for (const call of turn.calls.values()) {
-      if (!call.open) continue;
+      if (!call.open || call.reporting) continue;
       if (call.status === 'pending') this.#cancelEvent(turn, call, reason);
       call.fail(
         ending.code === 'tool_timeout' || ending.code === 'executor_unavailable' ? ending.code : 'cancelled',

@@ -210,7 +210,8 @@ export class TurnCoordinator {
   /**
    * `turn.application_tool_result` from the executor's connection: acknowledged once the result is
    * durable, and only then handed to the turn, so the provider never continues from a result a crash
-   * could lose.
+   * could lose. Once admitted, the result is the call's ending whatever ends the turn meanwhile (a stop, a
+   * close, another call's deadline): the turn's terminal waits for it.
    */
   async submitResult(
     connectionId: string,
@@ -219,21 +220,23 @@ export class TurnCoordinator {
   ): Promise<{ call_id: string; status: 'accepted' }> {
     const turn = this.#byId.get(payload.turn_id);
     const call = turn && turn.sessionId === sessionId ? turn.calls.get(payload.call_id) : undefined;
-    if (!turn || !call || call.status !== 'pending' || call.resultArrived || turn.ending) {
+    if (!turn || !call || call.status !== 'pending' || call.reporting || turn.ending) {
       throw new WireError('unknown_turn');
     }
     if (!this.#options.executors.isCurrent(payload.executor_id, payload.executor_generation, connectionId)) {
       throw new WireError('stale_connection');
     }
     const outcome = validateToolResult(call, payload);
-    call.resultArrives();
-    try {
-      await this.#history.result(turn, call, outcome);
-    } catch (error) {
-      turn.end(new TurnEnding('failed', 'internal_error'));
-      throw error;
-    }
-    call.report(outcome);
+    const reporting = this.#history.result(turn, call, outcome).then(
+      () => call.report(outcome),
+      (error: unknown) => {
+        call.resultLost();
+        turn.end(new TurnEnding('failed', 'internal_error'));
+        throw error;
+      },
+    );
+    call.resultAdmitted(reporting);
+    await reporting;
     this.#activity(turn, { kind: 'tool_call', call: hashedId(call.identity.callId), status: call.status });
     return { call_id: call.identity.callId, status: 'accepted' };
   }
@@ -312,6 +315,7 @@ export class TurnCoordinator {
       ending = new TurnEnding('failed', 'internal_error');
     }
     turn.end(ending);
+    await this.#calls.reportsInFlight(turn);
     this.#calls.endTurn(turn, ending);
     const final = turn.ending ?? ending;
     const recorded = await this.#finish(turn, final, releases);
