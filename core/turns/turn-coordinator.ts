@@ -18,7 +18,7 @@ import { type ToolResultPayload, validateToolResult } from './tool-result.js';
 import { type ApplicationSelection, admitApplication } from './turn-admission.js';
 import type { TurnEvent, TurnSink } from './turn-events.js';
 import { TurnEnding } from './turn-failure.js';
-import { recoverInterruptedTurns, TurnHistory } from './turn-history.js';
+import { interruptedTerminal, recoverInterruptedTurns, TurnHistory } from './turn-history.js';
 import { runTurn } from './turn-worker.js';
 
 export interface TurnCoordinatorOptions {
@@ -326,25 +326,29 @@ export class TurnCoordinator {
 
   /**
    * The terminal: durable first, then the operation settles and the event goes out, so nobody sees a
-   * terminal that a crash could turn into `interrupted`. Resolves with whether the terminal was recorded.
+   * terminal that a crash could turn into `interrupted`. When the terminal cannot be recorded (a full
+   * disk), the turn ends as the next start will record it, `interrupted` without its answer, and that is
+   * what its client is told; recording that is tried at once too. Resolves with whether the turn's own
+   * terminal was recorded.
    */
   async #finish(turn: ActiveTurn, ending: TurnEnding, releases: Array<() => void>): Promise<boolean> {
-    const base = {
+    const withManifest = (base: Record<string, unknown>) => (receiverSelected: boolean) =>
+      receiverSelected ? { ...base, application_manifest: turn.manifest } : { ...base };
+    let payload = withManifest({
       turn_id: turn.turnId,
       status: ending.status,
       error: ending.error,
       assistant_text: turn.assistantText,
       activity_dropped: turn.activityDropped,
-    };
-    const payload = (receiverSelected: boolean) =>
-      receiverSelected ? { ...base, application_manifest: turn.manifest } : { ...base };
+    });
     let recorded = false;
     try {
       await this.#history.terminal(turn, payload(turn.manifest !== null));
       recorded = true;
     } catch {
-      // The store failed (a full disk): the turn still ends for its client; the next start records it
-      // as interrupted, since its active mark stays.
+      payload = withManifest(interruptedTerminal(turn.turnId, turn.activityDropped));
+      // If this fails too, the turn's active mark stays and the next start records the same ending.
+      await this.#history.terminal(turn, payload(turn.manifest !== null)).catch(() => {});
     } finally {
       this.#options.operations.settle(turn.operationId, { ok: true, result: payload(true) });
       this.#active.delete(turn.sessionId);

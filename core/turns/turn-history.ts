@@ -141,6 +141,21 @@ function exchange(prompt: string, answer: string): ConversationMessage[] {
 }
 
 /**
+ * The terminal of a turn whose ending could not be recorded: what the next start records for it, and so
+ * what its client is told when the daemon knows it at once (its terminal record failed to be written).
+ * The answer is not kept, since nothing of it is durable; dropped activity is not known after a restart.
+ */
+export function interruptedTerminal(turnId: string, activityDropped: number) {
+  return {
+    turn_id: turnId,
+    status: 'failed' as const,
+    error: { code: 'interrupted' as const, message: ERROR_MESSAGES.interrupted },
+    assistant_text: '',
+    activity_dropped: activityDropped,
+  };
+}
+
+/**
  * At startup: every turn whose start is recorded without a terminal was running when the daemon stopped.
  * Its terminal is recorded as failed with `interrupted`; calls already bound are reported `uncertain`,
  * since nobody knows whether their executor acted.
@@ -162,11 +177,7 @@ export function recoverInterruptedTurns(store: HistoryStore, clock: Clock): numb
       kind: TURN_RECORDS.terminal,
       created_at: clock.wallNow(),
       data: {
-        turn_id: row.turn_id,
-        status: 'failed',
-        error: { code: 'interrupted', message: ERROR_MESSAGES.interrupted },
-        assistant_text: '',
-        activity_dropped: 0,
+        ...interruptedTerminal(row.turn_id, 0),
         calls: bound.map((callId) => {
           const outcome = reported.get(callId);
           return {
