@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { SettingsDocument } from '../core/configuration/model-settings.js';
+import { exceedsJsonDepth } from '../core/json-depth.js';
 import { CONFIGURATION_LIMITS } from '../core/limits.js';
 import { REASONING_EFFORTS } from '../core/provider/chat-provider.js';
 import { readTextFile, writePrivateFile } from './private-file.js';
@@ -55,6 +56,9 @@ export function parseSettings(text: string): SettingsDocument {
   }
   if (typeof document !== 'object' || document === null || Array.isArray(document)) {
     throw new SettingsFileError('is not a JSON object', '');
+  }
+  if (exceedsJsonDepth(text, CONFIGURATION_LIMITS.settings_nesting_depth)) {
+    throw new SettingsFileError('is nested too deeply', '');
   }
   const first = settingsValidator.Errors(document)[0];
   // Project keys are workspace paths: the pointer stops at `/projects` so that none is ever shown.

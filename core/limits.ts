@@ -17,6 +17,11 @@ export const OPERATION_RETENTION_MS = 600_000;
 
 /** Daemon-chosen bounds the spec leaves open; each is documented in docs/protocol.md. */
 export const SERVICE_LIMITS = {
+  /**
+   * Levels of arrays and objects one frame may nest, the envelope itself included: a deeper line is
+   * `invalid_request`.
+   */
+  frame_nesting_depth: 64,
   /** Requests a connection may have in flight before the daemon stops reading from it. */
   in_flight_per_connection: 256,
   /** Unsettled plus retained operation outcomes across the daemon. */
@@ -107,6 +112,8 @@ export const PROVIDER_LIMITS = {
   response_bytes: 16 * MiB,
   /** Characters one server-sent event may take. */
   event_chars: 1 * MiB,
+  /** Levels of arrays and objects one event's data may nest; a deeper event is a malformed stream. */
+  event_nesting_depth: 64,
   tool_calls_per_round: 64,
   /** Characters of one reasoning summary kept while it streams; the rest is dropped and it is truncated. */
   reasoning_summary_chars: 16_384,
@@ -146,6 +153,8 @@ export const CONFIGURATION_LIMITS = {
   model_owner_bytes: 64,
   /** Bytes of the provider's `GET /models` answer the daemon reads. */
   catalog_response_bytes: 1 * MiB,
+  /** Levels of arrays and objects the settings file may nest (it is written again with its unknown members). */
+  settings_nesting_depth: 64,
   /** Project pins the settings file may hold. */
   project_pins: 256,
 } as const;

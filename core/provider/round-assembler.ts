@@ -1,3 +1,5 @@
+import { exceedsJsonDepth } from '../json-depth.js';
+import { PROVIDER_LIMITS } from '../limits.js';
 import type { ProviderEvent, ProviderRound, ProviderUsage } from './chat-provider.js';
 import { ProviderError } from './provider-error.js';
 import { ReasoningSummaries } from './reasoning-summaries.js';
@@ -45,7 +47,9 @@ export class RoundAssembler {
     } catch {
       throw new ProviderError(cutByEnd ? 'truncated' : 'malformed_stream');
     }
-    if (!isRecord(chunk)) throw new ProviderError('malformed_stream');
+    if (!isRecord(chunk) || exceedsJsonDepth(payload, PROVIDER_LIMITS.event_nesting_depth)) {
+      throw new ProviderError('malformed_stream');
+    }
     if (chunk.error !== undefined && chunk.error !== null) throw new ProviderError('in_band_error');
     this.#chunks++;
     if (isRecord(chunk.usage)) this.#usage = usageOf(chunk.usage);

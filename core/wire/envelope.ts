@@ -1,7 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { ErrorCode } from '../errors.js';
 import { isWireId } from '../ids.js';
-import { WIRE_LIMITS } from '../limits.js';
+import { exceedsJsonDepth } from '../json-depth.js';
+import { SERVICE_LIMITS, WIRE_LIMITS } from '../limits.js';
 
 /** A request as wire-v2 section 2 defines it, after its envelope was checked. */
 export interface RequestEnvelope {
@@ -15,19 +16,24 @@ export interface RequestEnvelope {
 
 export type DecodedLine =
   | { kind: 'object'; value: Record<string, unknown>; safeId: string | null }
+  /** An object nested past the frame's depth bound: only its id is read, for the refusal. */
+  | { kind: 'too_deep'; safeId: string | null }
   | { kind: 'invalid' };
 
 /** Decodes one line as a JSON object, noting its id when that id is a safe wire id. */
 export function decodeLine(bytes: Buffer): DecodedLine {
   if (!isUtf8(bytes)) return { kind: 'invalid' };
+  const text = bytes.toString('utf8');
   let value: unknown;
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     return { kind: 'invalid' };
   }
   if (!isPlainObject(value)) return { kind: 'invalid' };
-  return { kind: 'object', value, safeId: isWireId(value.id) ? value.id : null };
+  const safeId = isWireId(value.id) ? value.id : null;
+  if (exceedsJsonDepth(text, SERVICE_LIMITS.frame_nesting_depth)) return { kind: 'too_deep', safeId };
+  return { kind: 'object', value, safeId };
 }
 
 const MEMBERS = new Set(['type', 'id', 'method', 'session_id', 'control_token', 'operation_id', 'payload']);

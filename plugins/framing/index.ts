@@ -152,6 +152,7 @@ const framing: FastifyPluginAsync = async (fastify) => {
     const { safeId } = decoded;
     if (safeId !== null && connection.inFlight.has(safeId))
       return { refused: 'duplicate_request_id', id: safeId };
+    if (decoded.kind === 'too_deep') return { refused: 'invalid_request', id: safeId };
     const envelope = checkEnvelope(decoded.value);
     if (typeof envelope === 'string') return { refused: envelope, id: safeId };
     const { id, method } = envelope;

@@ -34,6 +34,7 @@ t.test('refusals name the field, never a value or a workspace path', async (t) =
   const cases: Array<[string, string, string | null]> = [
     [`{"model": "${SECRET}`, 'settings.json: is not valid JSON', null],
     ['[1]', 'settings.json: is not a JSON object', ''],
+    [`{"keep": ${'['.repeat(5_000)}${']'.repeat(5_000)}}`, 'settings.json: is nested too deeply', ''],
     [`{"model": "${SECRET} with space"}`, 'settings.json: /model is not valid', '/model'],
     ['{"fast": "yes"}', 'settings.json: /fast is not valid', '/fast'],
     ['{"reasoning_effort": "max"}', 'settings.json: /reasoning_effort is not valid', '/reasoning_effort'],

@@ -176,6 +176,18 @@ t.test('data that is not a JSON object is a malformed stream; cut by the end it 
   t.throws(() => assembler().round.data('[1]', true), failedAs('malformed_stream'));
 });
 
+t.test('data nested past 64 levels is a malformed stream before any of it is used', async (t) => {
+  const deepArguments = (depth: number) =>
+    `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":${'['.repeat(depth)}${']'.repeat(depth)}}}]}}]}`;
+  // The chunk, its choice, delta, call and function take 7 levels, `arguments` the rest.
+  const { round } = assembler();
+  round.data(deepArguments(57));
+  t.match(round.finish(true), { toolCalls: [{ id: 'c1', name: 'f' }] }, '64 levels in all are read');
+  for (const depth of [58, 5_000, 100_000]) {
+    t.throws(() => assembler().round.data(deepArguments(depth)), failedAs('malformed_stream'), `${depth}`);
+  }
+});
+
 t.test('errors in the stream are failures', async (t) => {
   t.throws(() => assembler().round.data('{"error":{"message":"x"}}'), failedAs('in_band_error'));
   t.throws(() => assembler().round.data('{"error":"overloaded"}'), failedAs('in_band_error'));

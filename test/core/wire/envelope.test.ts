@@ -29,6 +29,14 @@ t.test('decodeLine notes only safe ids', async (t) => {
   t.same(decodeLine(Buffer.from([0x7b, 0xff, 0x7d])), { kind: 'invalid' }, 'invalid UTF-8');
 });
 
+t.test('decodeLine reads only the id of an object nested past 64 levels', async (t) => {
+  const line = (depth: number, id = 'deep') =>
+    Buffer.from(`{"id":"${id}","payload":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`);
+  t.match(decodeLine(line(64)), { kind: 'object', safeId: 'deep' }, 'the envelope and 63 more levels');
+  t.same(decodeLine(line(65)), { kind: 'too_deep', safeId: 'deep' });
+  t.same(decodeLine(line(5_000, 'has space')), { kind: 'too_deep', safeId: null });
+});
+
 t.test('checkEnvelope accepts exactly the seven members', async (t) => {
   t.same(checkEnvelope({ ...valid }), valid);
   t.equal(checkEnvelope({ ...valid, extra: 1 }), 'invalid_request');
