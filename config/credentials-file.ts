@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { readTextFile, removePrivateFile, writePrivateFile } from './private-file.js';
+import { readTextFile, removePrivateFile, removeStaleTemporaries, writePrivateFile } from './private-file.js';
 
 export const CREDENTIALS_FILE_NAME = 'credentials.json';
 
@@ -28,7 +28,8 @@ export async function writeStoredApiKey(home: string, apiKey: string): Promise<v
   await writePrivateFile(credentialsPath(home), `${JSON.stringify({ api_key: apiKey })}\n`);
 }
 
-/** Removes the stored key; returns whether there was a file. */
-export function removeStoredApiKey(home: string): Promise<boolean> {
+/** Removes the stored key, and any temporary copy of it a killed write left; returns whether there was a file. */
+export async function removeStoredApiKey(home: string): Promise<boolean> {
+  await removeStaleTemporaries(home, [CREDENTIALS_FILE_NAME]);
   return removePrivateFile(credentialsPath(home));
 }

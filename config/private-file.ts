@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -19,6 +19,10 @@ export class PrivateFileError extends Error {
   }
 }
 
+/** Random bytes naming a temporary file; written as twice as many hexadecimal digits. */
+const TEMPORARY_ID_BYTES = 6;
+const TEMPORARY_NAME = new RegExp(`^\\.(.+)\\.[0-9a-f]{${2 * TEMPORARY_ID_BYTES}}\\.tmp$`);
+
 /**
  * Replaces `path` with `text` atomically: a private temporary file beside it (mode 0600) is written,
  * flushed to disk and renamed into place, so a reader sees the old content or the new, never a part.
@@ -26,7 +30,10 @@ export class PrivateFileError extends Error {
  */
 export async function writePrivateFile(path: string, text: string): Promise<void> {
   const directory = dirname(path);
-  const temporary = join(directory, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const temporary = join(
+    directory,
+    `.${basename(path)}.${randomBytes(TEMPORARY_ID_BYTES).toString('hex')}.tmp`,
+  );
   try {
     await mkdir(directory, { recursive: true, mode: 0o700 });
     const handle = await open(temporary, 'wx', 0o600);
@@ -42,6 +49,34 @@ export async function writePrivateFile(path: string, text: string): Promise<void
     await rm(temporary, { force: true }).catch(() => {});
     throw new PrivateFileError('write', error);
   }
+}
+
+/**
+ * Removes the temporary files that writes of the files named `names` in `directory` left behind when the
+ * process died between writing and renaming them (a credentials temporary holds the key). Only the holder
+ * of the home's lock calls it, so no write of another process is in progress. Returns how many it removed.
+ */
+export async function removeStaleTemporaries(directory: string, names: readonly string[]): Promise<number> {
+  let entries: string[];
+  try {
+    entries = await readdir(directory);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw new PrivateFileError('read', error);
+  }
+  const stale = entries.filter((entry) => {
+    const name = TEMPORARY_NAME.exec(entry)?.[1];
+    return name !== undefined && names.includes(name);
+  });
+  for (const entry of stale) {
+    try {
+      await rm(join(directory, entry), { force: true });
+    } catch (error) {
+      throw new PrivateFileError('remove', error);
+    }
+  }
+  if (stale.length > 0) await syncDirectory(directory);
+  return stale.length;
 }
 
 /** Removes `path`; returns whether it existed. */

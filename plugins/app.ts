@@ -9,6 +9,7 @@ import Fastify, {
 } from 'fastify';
 import { loadCatalog } from '../config/catalog.js';
 import { loadConfigFile } from '../config/config-file.js';
+import { removeStaleHomeTemporaries } from '../config/home-files.js';
 import { CaptureThread } from '../core/capture/capture-thread.js';
 import type { WorkspaceReader } from '../core/capture/workspace-reader.js';
 import { type Clock, systemClock } from '../core/clock.js';
@@ -147,6 +148,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         connections_max: capacity.connections,
       },
       'the open files limit is too low to serve every connection the wire allows; serving fewer',
+    );
+  }
+  const staleTemporaries = await removeStaleHomeTemporaries(options.home);
+  if (staleTemporaries > 0) {
+    app.log.info(
+      { removed: staleTemporaries },
+      'removed temporary files an interrupted write left in the home',
     );
   }
   app.setValidatorCompiler(TypeBoxValidatorCompiler);

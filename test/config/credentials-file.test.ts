@@ -1,4 +1,4 @@
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import {
@@ -28,4 +28,13 @@ t.test('a file that holds no usable key holds no key', async (t) => {
     writeFileSync(credentialsPath(home), text);
     t.equal(await readStoredApiKey(home), null, text);
   }
+});
+
+t.test('removing the key removes a temporary copy of it too, with or without the file', async (t) => {
+  const home = t.testdir({
+    '.credentials.json.a1b2c3d4e5f6.tmp': '{"api_key":"sk-torn"}\n',
+    '.settings.json.a1b2c3d4e5f6.tmp': '{}',
+  });
+  t.equal(await removeStoredApiKey(home), false, 'there was no key file');
+  t.same(readdirSync(home), ['.settings.json.a1b2c3d4e5f6.tmp'], 'only the credentials temporary went');
 });

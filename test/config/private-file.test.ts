@@ -5,6 +5,7 @@ import {
   PrivateFileError,
   readTextFile,
   removePrivateFile,
+  removeStaleTemporaries,
   writePrivateFile,
 } from '../../config/private-file.js';
 
@@ -52,4 +53,34 @@ t.test('failures name the operation and the error code, never the path', async (
   const remove = await removePrivateFile(join(root, 'a-directory')).catch((error: unknown) => error);
   t.match(remove, { name: 'PrivateFileError', code: /^E/ });
   t.notMatch(String((remove as Error).message), /a-directory/);
+});
+
+t.test('stale temporaries of the named files are removed, and nothing else', async (t) => {
+  const home = t.testdir({
+    'credentials.json': '{"api_key":"k"}\n',
+    '.credentials.json.0123456789ab.tmp': '{"api_key":"secret"}\n',
+    '.settings.json.ffffffffffff.tmp': '{}',
+    '.settings.json.fffffffffff.tmp': 'eleven digits',
+    '.settings.json.FFFFFFFFFFFF.tmp': 'upper case',
+    '.notes.json.0123456789ab.tmp': 'another file',
+    'credentials.json.0123456789ab.tmp': 'no leading dot',
+  });
+  t.equal(await removeStaleTemporaries(home, ['credentials.json', 'settings.json']), 2);
+  t.same(readdirSync(home).sort(), [
+    '.notes.json.0123456789ab.tmp',
+    '.settings.json.FFFFFFFFFFFF.tmp',
+    '.settings.json.fffffffffff.tmp',
+    'credentials.json',
+    'credentials.json.0123456789ab.tmp',
+  ]);
+  t.equal(await removeStaleTemporaries(home, ['credentials.json']), 0, 'a second pass finds none');
+  t.equal(await removeStaleTemporaries(join(home, 'missing'), ['credentials.json']), 0, 'nor a missing home');
+});
+
+t.test('a home that cannot be listed is an error without its path', async (t) => {
+  const home = t.testdir({ 'file.txt': 'not a directory' });
+  const error = await removeStaleTemporaries(join(home, 'file.txt'), ['x']).catch((caught) => caught);
+  t.type(error, PrivateFileError);
+  t.equal(error.code, 'ENOTDIR');
+  t.notMatch(error.message, home);
 });

@@ -137,8 +137,10 @@ export function runMagid(
   args: readonly string[],
   env: NodeJS.ProcessEnv = {},
   stdin: 'ignore' | 'pipe' = 'ignore',
+  nodeArgs: readonly string[] = [],
 ): MagidProcess {
-  const child = spawn('/usr/bin/env', [...WITHOUT_TEST_HOOKS, '--import', 'tsx', 'bin/magid.ts', ...args], {
+  const node = [...WITHOUT_TEST_HOOKS, ...nodeArgs, '--import', 'tsx'];
+  const child = spawn('/usr/bin/env', [...node, 'bin/magid.ts', ...args], {
     cwd: PROJECT_ROOT,
     env: { ...childEnv(), ...env },
     stdio: [stdin, 'pipe', 'pipe'],
@@ -160,16 +162,15 @@ export interface StartedDaemon {
 /** `magid serve --socket <socket> --home <home> ...args`, once it printed its ready line. */
 export async function startDaemon(
   t: Tap,
-  options: { socket: string; home: string; args?: readonly string[] },
+  options: { socket: string; home: string; args?: readonly string[]; nodeArgs?: readonly string[] },
 ): Promise<StartedDaemon> {
-  const magid = runMagid(t, [
-    'serve',
-    '--socket',
-    options.socket,
-    '--home',
-    options.home,
-    ...(options.args ?? []),
-  ]);
+  const magid = runMagid(
+    t,
+    ['serve', '--socket', options.socket, '--home', options.home, ...(options.args ?? [])],
+    {},
+    'ignore',
+    options.nodeArgs,
+  );
   const ready = JSON.parse(await magid.firstLine()) as ReadyLine;
   return { magid, ready };
 }

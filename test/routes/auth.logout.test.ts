@@ -42,6 +42,15 @@ for (const transport of TRANSPORTS) {
       });
     });
 
+    t.test('a temporary copy of the key a killed write left is removed too', async (t) => {
+      const daemon = await startDaemon(t);
+      const client = await daemon.connect(transport);
+      const temporary = join(daemon.home, '.credentials.json.0a1b2c3d4e5f.tmp');
+      writeFileSync(temporary, '{"api_key":"sk-torn"}\n');
+      t.match(await client.call('auth.logout', {}, { operation: op() }), { removed: false });
+      t.equal(existsSync(temporary), false);
+    });
+
     t.test('an unreadable credentials file is removed too', async (t) => {
       const home = t.testdir({ 'credentials.json': 'not json' });
       const daemon = await startDaemon(t, { home });
