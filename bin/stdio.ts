@@ -67,6 +67,9 @@ export async function stdio(
       clearInterval(watch);
       for (const signal of ['SIGTERM', 'SIGINT'] as const) process.off(signal, onSignal);
       if (clientGone) {
+        // Nobody is left to wait for: a catalog refresh waiting on the provider gives up now, before its
+        // answer is waited for, and writes no cache after the client left.
+        app.framing.drain();
         // A turn started by a request read before the end is running by the time its answer is written.
         await app.framing.settled();
         await app.turns.cancelAll();

@@ -58,6 +58,12 @@ export interface Framing {
    * work that could keep a request waiting on the outside world answers it now.
    */
   onDraining(listener: () => void): void;
+  /**
+   * Starts draining now, before the app closes (once only; closing the app drains too): new requests are
+   * refused with `shutting_down` and the `onDraining` listeners run. `magid stdio` calls it when its one
+   * client has gone, so nothing read before keeps waiting on the outside world for nobody.
+   */
+  drain(): void;
 }
 
 declare module 'fastify' {
@@ -269,14 +275,20 @@ const framing: FastifyPluginAsync = async (fastify) => {
     onDraining: (listener: () => void) => {
       drainingListeners.push(listener);
     },
+    drain,
   } satisfies Framing);
+
+  const drainingListeners: Array<() => void> = [];
+  function drain(): void {
+    if (draining) return;
+    draining = true;
+    for (const listener of drainingListeners) listener();
+  }
 
   // Drain: new requests are refused with shutting_down, requests in flight are answered, then every
   // connection is ended so that the listener can close.
-  const drainingListeners: Array<() => void> = [];
   fastify.addHook('preClose', async () => {
-    draining = true;
-    for (const listener of drainingListeners) listener();
+    drain();
     await settled();
     for (const connection of connections) connection.markClosed();
   });
