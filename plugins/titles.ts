@@ -28,11 +28,16 @@ const titles: FastifyPluginAsync<{ clock: Clock }> = async (fastify, { clock }) 
       })
     : null;
   fastify.decorate('titles', worker);
+  // A release or a disconnect lets a session's control go only once its title is stored or given up.
+  if (worker)
+    fastify.sessions.provideControlHold((sessionId) =>
+      worker.isRunning(sessionId) ? worker.settled(sessionId) : null,
+    );
   fastify.addHook('onClose', async () => worker?.close());
 };
 
 export default fp(titles, {
   name: 'titles',
   fastify: '5.x',
-  dependencies: ['history', 'provider', 'idle-stop'],
+  dependencies: ['history', 'provider', 'idle-stop', 'control'],
 });

@@ -4,7 +4,11 @@ import { EmptyPayload } from './schemas.js';
 
 const Result = Type.Object({ released: Type.Literal(true) });
 
-/** `session.release`: ends control without cancelling anything; the token stops working. */
+/**
+ * `session.release`: ends control without cancelling anything; the token stops working. While the
+ * session's title is being made the release waits for it (at most until the title's deadline), so once it
+ * has answered the title no longer changes.
+ */
 const sessionRelease: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post(
     '/session.release',
@@ -13,7 +17,7 @@ const sessionRelease: FastifyPluginAsyncTypebox = async (fastify) => {
       config: { wire: { session: 'required', control: 'required', operation: 'required' } },
     },
     async (request) => {
-      fastify.sessions.release(request.wire.grant!);
+      await fastify.sessions.release(request.wire.grant!);
       return { released: true as const };
     },
   );

@@ -50,6 +50,7 @@ export class SessionControl {
   readonly #controlStartedListeners: Array<(sessionId: string) => void> = [];
   readonly #controlEndedListeners: Array<(sessionId: string) => void> = [];
   #snapshot: ((sessionId: string, connection: Connection) => ClaimSnapshot) | undefined;
+  #controlHold: (sessionId: string) => Promise<void> | null = () => null;
 
   constructor(options: SessionControlOptions) {
     this.#options = options;
@@ -102,7 +103,13 @@ export class SessionControl {
     return controller?.connection === connection && matchesVerifier(token, controller.verifier);
   }
 
-  release(grant: Grant): void {
+  /**
+   * Ends the grant's control, once the work that holds the session's control (its title being made) has
+   * ended; refuses with `unauthorized` when the grant was superseded meanwhile.
+   */
+  async release(grant: Grant): Promise<void> {
+    await this.#controlHold(grant.sessionId);
+    if (!this.#isCurrent(grant)) throw new WireError('unauthorized');
     this.#endControl(grant.sessionId);
   }
 
@@ -132,6 +139,14 @@ export class SessionControl {
     return controller ? { connection: controller.connection, generation: controller.generation } : null;
   }
 
+  /**
+   * Where release and disconnect learn of work that must end before a session's control is let go (a
+   * title being made): a promise of its end, or null when there is none.
+   */
+  provideControlHold(hold: (sessionId: string) => Promise<void> | null): void {
+    this.#controlHold = hold;
+  }
+
   /** Where claims find the snapshot of a session's active turn and last terminal. */
   provideSnapshot(snapshot: (sessionId: string, connection: Connection) => ClaimSnapshot): void {
     this.#snapshot = snapshot;
@@ -155,6 +170,11 @@ export class SessionControl {
   /** Calls `listener` whenever a session stops having a controller (release, close, disconnect). */
   onControlEnded(listener: (sessionId: string) => void): void {
     this.#controlEndedListeners.push(listener);
+  }
+
+  #isCurrent(grant: Grant): boolean {
+    const controller = this.#live.get(grant.sessionId)?.controller;
+    return controller?.connection === grant.connection && controller.generation === grant.generation;
   }
 
   #controllerOf(sessionId: string): Controller | null {
@@ -198,7 +218,20 @@ export class SessionControl {
     const live = this.#live.get(sessionId);
     if (!live) return;
     if (live.closedBy?.connection === connection) live.closedBy = null;
-    if (live.controller?.connection === connection) this.#endControl(sessionId);
+    if (live.controller?.connection === connection) this.#disconnected(sessionId, live.controller);
     else if (!live.controller && !live.closedBy) this.#live.delete(sessionId);
+  }
+
+  /** A controller's connection closed: its control ends, after what holds the session's control. */
+  #disconnected(sessionId: string, controller: Controller): void {
+    const hold = this.#controlHold(sessionId);
+    if (!hold) {
+      this.#endControl(sessionId);
+      return;
+    }
+    void hold.then(() => {
+      // A claim meanwhile took the session over: that control is not this connection's to end.
+      if (this.#live.get(sessionId)?.controller === controller) this.#endControl(sessionId);
+    });
   }
 }

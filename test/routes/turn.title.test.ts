@@ -219,6 +219,70 @@ for (const transport of TRANSPORTS) {
       t.equal((await listedSession(who.client, who.session))?.title, 'Held title');
     });
 
+    t.test('session.release waits for a title being made, then answers; the title is kept', async (t) => {
+      const { daemon, provider } = await titleDaemon(t);
+      const { who, hold } = await titleBeingMade(daemon, provider, transport, 'Released title');
+      let answered = false;
+      const releasing = who.client
+        .call('session.release', {}, { session: who.session, control: who.control, operation: op() })
+        .then((result) => {
+          answered = true;
+          return result;
+        });
+      await inFlight(daemon, 1);
+      await settle();
+      t.equal(answered, false, 'the release waits for the title');
+      t.equal(daemon.app.sessions.isClaimed(who.session), true, 'and the session stays controlled');
+      hold.release();
+      t.same(await releasing, { released: true });
+      t.equal(daemon.app.sessions.isClaimed(who.session), false);
+      t.equal((await listedSession(who.client, who.session))?.title, 'Released title');
+    });
+
+    t.test('a release whose control is taken over while it waits for the title is refused', async (t) => {
+      const { daemon, provider } = await titleDaemon(t);
+      const { who, hold } = await titleBeingMade(daemon, provider, transport, 'Taken over');
+      const releasing = who.client.request(
+        'session.release',
+        {},
+        { session: who.session, control: who.control, operation: op() },
+      );
+      await inFlight(daemon, 1);
+      const other = await daemon.connect(transport, []);
+      await other.call('session.claim', {}, { session: who.session, operation: op() });
+      hold.release();
+      t.equal((await releasing).error?.code, 'unauthorized');
+      t.equal(daemon.app.sessions.isClaimed(who.session), true, 'the new controller keeps its control');
+    });
+
+    t.test('a disconnect lets the session go only once its title is stored', async (t) => {
+      const { daemon, provider } = await titleDaemon(t);
+      const { who, hold } = await titleBeingMade(daemon, provider, transport, 'After disconnect');
+      who.client.close();
+      while (daemon.app.framing.connections.size > 0) await settle();
+      t.equal(daemon.app.sessions.isClaimed(who.session), true, 'still controlled while the title is made');
+      const watcher = await daemon.connect(transport, []);
+      t.match(await listedSession(watcher, who.session), { claimed: true, title: null });
+      hold.release();
+      await daemon.app.titles!.settled(who.session);
+      await settle();
+      t.equal(daemon.app.sessions.isClaimed(who.session), false);
+      t.match(await listedSession(watcher, who.session), { claimed: false, title: 'After disconnect' });
+    });
+
+    t.test('a claim while a disconnected controller waits for its title keeps its control after', async (t) => {
+      const { daemon, provider } = await titleDaemon(t);
+      const { who, hold } = await titleBeingMade(daemon, provider, transport, 'Claimed meanwhile');
+      who.client.close();
+      while (daemon.app.framing.connections.size > 0) await settle();
+      const other = await daemon.connect(transport, []);
+      await other.call('session.claim', {}, { session: who.session, operation: op() });
+      hold.release();
+      await daemon.app.titles!.settled(who.session);
+      await settle();
+      t.equal(daemon.app.sessions.isClaimed(who.session), true, 'the new claim is not ended');
+    });
+
     t.test('a close with a wrong token is refused at once while a title is being made', async (t) => {
       const { daemon, provider } = await titleDaemon(t);
       const { who, hold } = await titleBeingMade(daemon, provider, transport, 'Still made');
