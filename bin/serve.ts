@@ -24,7 +24,10 @@ import { stopped } from './stopped.js';
  * exits 0. Only the holder of both locks ever replaces or removes the socket.
  */
 export async function serve(settings: ServeSettings): Promise<number> {
-  const log = pino({ level: settings.logLevel, base: { pid: process.pid } }, pino.destination(2));
+  const log = pino(
+    { level: settings.logLevel, base: { pid: process.pid } },
+    pino.destination({ dest: 2, sync: true }),
+  );
   process.umask(0o077);
   const locks: LifetimeLock[] = [];
   try {
@@ -73,8 +76,7 @@ export async function serve(settings: ServeSettings): Promise<number> {
       clearInterval(watch);
       await app.close();
       if (unpublish && identity) unpublishSocket(settings.socket, identity);
-      for (const lock of locks) lock.release();
-      stopped(app, log, code, exit);
+      stopped(app, locks, log, code, exit);
     })();
   };
 

@@ -27,7 +27,10 @@ export async function stdio(
   settings: StdioSettings,
   streams: StdioStreams = PROCESS_STREAMS,
 ): Promise<number> {
-  const log = pino({ level: settings.logLevel, base: { pid: process.pid } }, pino.destination(2));
+  const log = pino(
+    { level: settings.logLevel, base: { pid: process.pid } },
+    pino.destination({ dest: 2, sync: true }),
+  );
   process.umask(0o077);
   let lock: LifetimeLock;
   try {
@@ -76,8 +79,7 @@ export async function stdio(
       }
       await app.close();
       await outputClosed;
-      lock.release();
-      stopped(app, log, code, exit);
+      stopped(app, [lock], log, code, exit);
     })();
   };
 

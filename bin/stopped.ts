@@ -2,20 +2,27 @@ import type { Logger } from 'pino';
 import { nativeAddon } from '../core/endpoint/native.js';
 
 /**
- * The last step of a stop, once the app is closed and the locks are released: says so and hands `code` to
- * `exit`, or ends the process at once when a capture thread is still blocked on the filesystem, which would
- * keep `process.exit()` waiting forever.
+ * The last step of a stop, once the app is closed: releases the locks, says so and hands `code` to `exit`.
+ * When a capture thread is still blocked on the filesystem, `process.exit()` would wait for it forever, so
+ * the process ends at once instead; the kernel cannot reap it before that read returns, so its locks are
+ * left to the kernel, which lets them go with the process: until then the home stays locked and no other
+ * daemon starts on it.
  */
 export function stopped(
   app: { capture: { abandoned: boolean } },
+  locks: ReadonlyArray<{ release(): void }>,
   log: Logger,
   code: number,
   exit: (code: number) => void,
 ): void {
-  log.info('stopped');
   if (app.capture.abandoned) {
-    log.flush();
+    log.warn(
+      'exiting with a capture still waiting on the filesystem: the process ends, and the home lock is let go, only once the filesystem answers that read',
+    );
+    // The log is written synchronously, so the line is out before the process ends.
     nativeAddon().exitNow(code);
   }
+  for (const lock of locks) lock.release();
+  log.info('stopped');
   exit(code);
 }

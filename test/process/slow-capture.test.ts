@@ -207,7 +207,7 @@ for (const loss of ['disconnect', 'takeover'] as const) {
 }
 
 t.test(
-  'SIGTERM while a read never returns: a warning, then exit 0',
+  'SIGTERM while a read never returns: a warning that the home stays locked until it does, then exit 0',
   { skip: unavailable ?? false },
   async (t) => {
     const { magid, socket, slow } = await daemonWithSlowFilesystem(t);
@@ -230,5 +230,15 @@ t.test(
         line.msg.includes('filesystem'),
     );
     t.ok(warnings.length > 0, 'stderr warns that a capture was left waiting on its filesystem');
+    const last = logLines(magid.stderr).at(-1);
+    t.match(
+      last,
+      { level: 40, msg: /home lock is let go, only once the filesystem answers that read/ },
+      'the last line says the home stays locked until the read returns',
+    );
+    t.notOk(
+      logLines(magid.stderr).some((line) => line.msg === 'stopped'),
+      'and never that the daemon stopped',
+    );
   },
 );

@@ -270,18 +270,21 @@ for (const transport of TRANSPORTS) {
       t.match(await listedSession(watcher, who.session), { claimed: false, title: 'After disconnect' });
     });
 
-    t.test('a claim while a disconnected controller waits for its title keeps its control after', async (t) => {
-      const { daemon, provider } = await titleDaemon(t);
-      const { who, hold } = await titleBeingMade(daemon, provider, transport, 'Claimed meanwhile');
-      who.client.close();
-      while (daemon.app.framing.connections.size > 0) await settle();
-      const other = await daemon.connect(transport, []);
-      await other.call('session.claim', {}, { session: who.session, operation: op() });
-      hold.release();
-      await daemon.app.titles!.settled(who.session);
-      await settle();
-      t.equal(daemon.app.sessions.isClaimed(who.session), true, 'the new claim is not ended');
-    });
+    t.test(
+      'a claim while a disconnected controller waits for its title keeps its control after',
+      async (t) => {
+        const { daemon, provider } = await titleDaemon(t);
+        const { who, hold } = await titleBeingMade(daemon, provider, transport, 'Claimed meanwhile');
+        who.client.close();
+        while (daemon.app.framing.connections.size > 0) await settle();
+        const other = await daemon.connect(transport, []);
+        await other.call('session.claim', {}, { session: who.session, operation: op() });
+        hold.release();
+        await daemon.app.titles!.settled(who.session);
+        await settle();
+        t.equal(daemon.app.sessions.isClaimed(who.session), true, 'the new claim is not ended');
+      },
+    );
 
     t.test('a close with a wrong token is refused at once while a title is being made', async (t) => {
       const { daemon, provider } = await titleDaemon(t);
