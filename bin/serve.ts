@@ -15,6 +15,7 @@ import {
   type SocketIdentity,
   unpublishSocket,
 } from '../core/endpoint/socket-path.js';
+import { HistoryUnavailableError } from '../core/history/history-unavailable.js';
 import { buildApp } from '../plugins/app.js';
 import { stopped } from './stopped.js';
 
@@ -61,7 +62,7 @@ export async function serve(settings: ServeSettings): Promise<number> {
     });
   } catch (error) {
     for (const lock of locks) lock.release();
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof HistoryUnavailableError) {
       process.stderr.write(`magid: ${error.message}\n`);
       return 1;
     }

@@ -5,6 +5,7 @@ import type { StdioSettings } from '../config/settings.js';
 import { EndpointError } from '../core/endpoint/endpoint-error.js';
 import { lockHome, OWNERSHIP_CHECK_MS } from '../core/endpoint/home-lock.js';
 import type { LifetimeLock } from '../core/endpoint/lifetime-lock.js';
+import { HistoryUnavailableError } from '../core/history/history-unavailable.js';
 import { buildApp } from '../plugins/app.js';
 import { stopped } from './stopped.js';
 
@@ -49,7 +50,7 @@ export async function stdio(
     await app.ready();
   } catch (error) {
     lock.release();
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof HistoryUnavailableError) {
       process.stderr.write(`magid: ${error.message}\n`);
       return 1;
     }

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { HistoryStore } from '../core/history/history-store.js';
+import { HistoryUnavailableError, isStorageFailure } from '../core/history/history-unavailable.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -16,7 +17,12 @@ export interface HistoryOptions {
 
 /** The durable store of sessions and their records, open while the daemon runs. */
 const history: FastifyPluginAsync<HistoryOptions> = async (fastify, options) => {
-  const store = new HistoryStore(join(options.stateDir, 'history.sqlite3'));
+  let store: HistoryStore;
+  try {
+    store = new HistoryStore(join(options.stateDir, 'history.sqlite3'));
+  } catch (error) {
+    throw isStorageFailure(error) ? new HistoryUnavailableError('opened', error) : error;
+  }
   fastify.decorate('history', store);
   // Every durable write already made is committed before the store closes.
   fastify.addHook('onClose', async () => store.close());

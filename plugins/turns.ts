@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Clock } from '../core/clock.js';
+import { HistoryUnavailableError, isStorageFailure } from '../core/history/history-unavailable.js';
 import { TurnCoordinator } from '../core/turns/turn-coordinator.js';
 import { encodeEvent } from '../core/wire/frames.js';
 
@@ -72,7 +73,13 @@ const turns: FastifyPluginAsync<{ clock: Clock }> = async (fastify, { clock }) =
       },
     },
   });
-  const interrupted = coordinator.recover();
+  let interrupted: number;
+  try {
+    interrupted = coordinator.recover();
+  } catch (error) {
+    // Serving would leave those turns active in the history with nothing to end them.
+    throw isStorageFailure(error) ? new HistoryUnavailableError('written', error) : error;
+  }
   if (interrupted > 0)
     fastify.log.warn({ turns: interrupted }, 'turns interrupted by the last stop were recorded as failed');
 
