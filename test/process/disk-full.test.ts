@@ -84,20 +84,29 @@ async function turnLoop(client: WireClient, workspace: string, running: () => bo
   return seen;
 }
 
+/** A home on a small tmpfs, a socket path, a workspace and a scripted provider, with its daemon arguments. */
+async function scene(t: Test) {
+  const root = shortTempDir(t);
+  const workspace = join(root, 'ws');
+  mkdirSync(workspace);
+  const provider = await ScriptedProvider.start(t);
+  return {
+    home: smallHome(t, root),
+    socket: join(root, 'd.sock'),
+    workspace,
+    provider,
+    args: ['--provider-base-url', provider.baseUrl, '--model', 'scripted-model'],
+  };
+}
+
 const unavailable = tmpfsUnavailable();
 
 t.test(
   'with the home filesystem full during turns, every terminal a client saw is what a restart finds',
   { skip: unavailable ?? false },
   async (t) => {
-    const root = shortTempDir(t);
-    const home = smallHome(t, root);
-    const socket = join(root, 'd.sock');
-    const workspace = join(root, 'ws');
-    mkdirSync(workspace);
-    const provider = await ScriptedProvider.start(t);
+    const { home, socket, workspace, provider, args } = await scene(t);
     for (let i = 0; i < 2_000; i++) provider.reply([ANSWER]);
-    const args = ['--provider-base-url', provider.baseUrl, '--model', 'scripted-model'];
     const first = await startDaemon(t, { socket, home, args });
 
     const clients = await Promise.all(
@@ -171,16 +180,10 @@ t.test(
   'a start that cannot record the turns the last daemon left active says why and exits 1; with room it recovers',
   { skip: unavailable ?? false },
   async (t) => {
-    const root = shortTempDir(t);
-    const home = smallHome(t, root);
-    const socket = join(root, 'd.sock');
-    const workspace = join(root, 'ws');
-    mkdirSync(workspace);
-    const provider = await ScriptedProvider.start(t);
+    const { home, socket, workspace, provider, args } = await scene(t);
     const hold = provider.hold();
     provider.script(stream([hold]));
     t.teardown(() => hold.release());
-    const args = ['--provider-base-url', provider.baseUrl, '--model', 'scripted-model'];
     const first = await startDaemon(t, { socket, home, args });
     const { client } = await connectSocket(socket);
     await client.initialize([]);
