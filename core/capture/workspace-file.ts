@@ -1,20 +1,25 @@
-import {
-  type BigIntStats,
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readSync,
-  statSync,
-} from 'node:fs';
-import { isAbsolute } from 'node:path';
-import { WireError } from '../errors.js';
+import { type BigIntStats, fstatSync, openSync } from 'node:fs';
 import { PROFILE_LIMITS } from '../limits.js';
 import { isCredentialLikePath } from './credential-paths.js';
 import { DeferredChecks } from './deferred-checks.js';
-import { type FileState, sameFileState, sameInode } from './file-state.js';
-import { type CaptureRefusal, captureRefusal } from './refusals.js';
+import {
+  assertNoExcludedAncestor,
+  assertProcFdResolves,
+  beneath,
+  excludedIdentities,
+  FILE_FLAGS,
+  type Identity,
+  isExcluded,
+  lstatBeneath,
+  openWorkspaceRoot,
+  readAtMost,
+  refusalForErrno,
+  WalkRefusal,
+  walkDirectories,
+} from './descriptor-walk.js';
+import { decodeExactUtf8 } from './exact-utf8.js';
+import { sameFileState } from './file-state.js';
+import { captureRefusal } from './refusals.js';
 import { parseRelativePath } from './relative-path.js';
 
 /**
@@ -49,24 +54,12 @@ export interface CapturedWorkspaceFile {
   text: string;
 }
 
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
-// libuv adds O_CLOEXEC to every open on Linux, so the flag is not spelled here (Node does not export it).
-const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
-// O_NONBLOCK keeps a FIFO swapped in after the lstat from blocking the open; O_NOCTTY keeps a terminal from
-// becoming the daemon's controlling terminal.
-const FILE_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
-/** Bounds the walk up from the workspace root: PATH_MAX allows no deeper directory. */
-const ANCESTORS_MAX = 4_096;
-
 /**
  * Reads one workspace file without ever following a symlink below the workspace root, refusing anything
  * but a single-linked regular file of well-formed UTF-8 without NUL, outside credential paths and daemon
  * state, that did not visibly change while it was read. Every refusal is `invalid_payload` with a fixed
- * message (see refusals.ts); a failure of the daemon itself is `internal_error`.
- *
- * Node has no openat, so each component is opened as `/proc/self/fd/<parent fd>/<name>`: the magic link
- * resolves to the directory the daemon holds, whatever was renamed since, and O_NOFOLLOW applies to the
- * name. The walk is synchronous because descriptor numbers may be reused between asynchronous steps.
+ * message (see refusals.ts); a failure of the daemon itself is `internal_error`. The walk is the one of
+ * descriptor-walk.ts.
  */
 export function captureWorkspaceFile(options: CaptureWorkspaceFileOptions): CapturedWorkspaceFile {
   const { bytes, text, finish } = readWorkspaceFile(options);
@@ -92,6 +85,30 @@ export interface PendingWorkspaceFile extends CapturedWorkspaceFile {
  * checks that were due before it first.
  */
 export function readWorkspaceFile(options: CaptureWorkspaceFileOptions): PendingWorkspaceFile {
+  let pending: PendingWorkspaceFile;
+  try {
+    pending = readWalking(options);
+  } catch (error) {
+    throw asCaptureRefusal(error);
+  }
+  return {
+    ...pending,
+    finish: () => {
+      try {
+        pending.finish();
+      } catch (error) {
+        throw asCaptureRefusal(error);
+      }
+    },
+  };
+}
+
+/** The walk's refusals carry only their reason; the capture answers them with its own messages. */
+function asCaptureRefusal(error: unknown): unknown {
+  return error instanceof WalkRefusal ? captureRefusal(error.reason) : error;
+}
+
+function readWalking(options: CaptureWorkspaceFileOptions): PendingWorkspaceFile {
   const { workspace, maxBytes, hooks } = options;
   if (
     !Number.isSafeInteger(maxBytes) ||
@@ -139,121 +156,15 @@ function readBeneathRoot(
   hooks: CaptureHooks | undefined,
 ): CapturedWorkspaceFile {
   hooks?.afterDirectoryOpen?.(0);
-  let directoryFd = rootFd;
-  try {
-    const directories = components.slice(0, -1);
-    for (const [index, name] of directories.entries()) {
-      const child = openDirectoryBeneath(directoryFd, name);
-      if (directoryFd !== rootFd) closeSync(directoryFd);
-      directoryFd = child;
-      const stats = fstatSync(directoryFd, { bigint: true });
-      if (!stats.isDirectory()) throw captureRefusal('not_directory');
-      deferred.add(() => {
-        if (isExcludedDirectory(stats)) throw captureRefusal('excluded_directory');
-      });
-      hooks?.afterDirectoryOpen?.(index + 1);
-    }
-  } catch (error) {
-    if (directoryFd !== rootFd) closeSync(directoryFd);
-    throw error;
-  }
+  const directoryFd = walkDirectories(rootFd, components.slice(0, -1), (stats, depth) => {
+    deferred.add(() => {
+      if (isExcludedDirectory(stats)) throw captureRefusal('excluded_directory');
+    });
+    hooks?.afterDirectoryOpen?.(depth);
+  });
   // The file's last checks look it up beneath this directory again.
   if (directoryFd !== rootFd) deferred.hold(directoryFd);
   return readFileBeneath(directoryFd, components[components.length - 1]!, maxBytes, deferred, hooks);
-}
-
-function beneath(directoryFd: number, name: string): string {
-  return `/proc/self/fd/${directoryFd}/${name}`;
-}
-
-function openWorkspaceRoot(workspace: string): number {
-  if (typeof workspace !== 'string' || !isAbsolute(workspace) || workspace.includes('\0')) {
-    throw captureRefusal('workspace_unavailable');
-  }
-  try {
-    return openSync(workspace, O_RDONLY | O_DIRECTORY);
-  } catch (error) {
-    throw refusalForErrno(error, 'workspace_unavailable');
-  }
-}
-
-/** Without a mounted /proc the walk would silently report files as missing; refuse to run instead. */
-function assertProcFdResolves(directoryFd: number, expected: BigIntStats): void {
-  let resolved: BigIntStats;
-  try {
-    resolved = statSync(`/proc/self/fd/${directoryFd}`, { bigint: true });
-  } catch {
-    throw new WireError('internal_error');
-  }
-  if (!sameInode(resolved, expected)) throw new WireError('internal_error');
-}
-
-type Identity = Pick<FileState, 'dev' | 'ino'>;
-
-function excludedIdentities(directories: readonly string[]): Identity[] {
-  const identities: Identity[] = [];
-  for (const directory of directories) {
-    try {
-      const { dev, ino } = statSync(directory, { bigint: true });
-      identities.push({ dev, ino });
-    } catch (error) {
-      const code = errnoOf(error);
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new WireError('internal_error');
-    }
-  }
-  return identities;
-}
-
-function isExcluded(stats: Identity, excluded: readonly Identity[]): boolean {
-  return excluded.some((identity) => sameInode(identity, stats));
-}
-
-/** A workspace at or below daemon state would expose that state; walk `..` up to `/` to find out. */
-function assertNoExcludedAncestor(rootFd: number, root: BigIntStats, excluded: readonly Identity[]): void {
-  if (excluded.length === 0) return;
-  let currentFd = rootFd;
-  let current: Identity = root;
-  try {
-    for (let step = 0; step < ANCESTORS_MAX; step += 1) {
-      const parentFd = openSync(beneath(currentFd, '..'), O_RDONLY | O_DIRECTORY);
-      if (currentFd !== rootFd) closeSync(currentFd);
-      currentFd = parentFd;
-      const parent = fstatSync(currentFd, { bigint: true });
-      if (sameInode(parent, current)) return;
-      if (isExcluded(parent, excluded)) throw captureRefusal('excluded_directory');
-      current = parent;
-    }
-    throw new WireError('internal_error');
-  } catch (error) {
-    if (error instanceof WireError) throw error;
-    throw new WireError('internal_error');
-  } finally {
-    if (currentFd !== rootFd) closeSync(currentFd);
-  }
-}
-
-function openDirectoryBeneath(directoryFd: number, name: string): number {
-  try {
-    return openSync(beneath(directoryFd, name), DIRECTORY_FLAGS);
-  } catch (error) {
-    const code = errnoOf(error);
-    // A symlink opened with O_DIRECTORY|O_NOFOLLOW fails with ENOTDIR, like a file; lstat only picks the message,
-    // and an entry that no longer looks like a plain non-directory was most likely a swapped-in symlink.
-    if (code === 'ENOTDIR' || code === 'ELOOP') {
-      throw captureRefusal(isNonDirectoryBeneath(directoryFd, name) ? 'not_directory' : 'symlink');
-    }
-    throw refusalForErrno(error, 'unreadable');
-  }
-}
-
-/** Whether the entry is still something other than a symlink or a directory; anything else was a swap. */
-function isNonDirectoryBeneath(directoryFd: number, name: string): boolean {
-  try {
-    const stats = lstatSync(beneath(directoryFd, name));
-    return !stats.isSymbolicLink() && !stats.isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 function readFileBeneath(
@@ -296,20 +207,12 @@ function readFileBeneath(
   });
 
   const bytes = buffer.subarray(0, length);
-  const text = decodeUtf8(bytes);
+  const text = decodeExactUtf8(bytes);
+  if (text === null) throw captureRefusal('not_utf8');
   deferred.add(() => {
     if (bytes.includes(0)) throw captureRefusal('contains_nul');
   });
   return { bytes, text };
-}
-
-function lstatBeneath(path: string, whenMissing: CaptureRefusal): BigIntStats {
-  try {
-    return lstatSync(path, { bigint: true });
-  } catch (error) {
-    if (errnoOf(error) === 'ENOENT') throw captureRefusal(whenMissing);
-    throw refusalForErrno(error, 'unreadable');
-  }
 }
 
 function assertCapturable(stats: BigIntStats, maxBytes: number): void {
@@ -317,57 +220,4 @@ function assertCapturable(stats: BigIntStats, maxBytes: number): void {
   if (!stats.isFile()) throw captureRefusal('not_regular_file');
   if (stats.nlink !== 1n) throw captureRefusal('hard_linked');
   if (stats.size > BigInt(maxBytes)) throw captureRefusal('too_large');
-}
-
-/** Reads until end of file or until the buffer (the size plus one) is full. */
-function readAtMost(fd: number, buffer: Buffer): number {
-  let length = 0;
-  try {
-    while (length < buffer.length) {
-      const count = readSync(fd, buffer, length, buffer.length - length, null);
-      if (count === 0) break;
-      length += count;
-    }
-  } catch (error) {
-    throw refusalForErrno(error, 'unreadable');
-  }
-  return length;
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-function decodeUtf8(bytes: Uint8Array): string {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    throw captureRefusal('not_utf8');
-  }
-}
-
-/** Maps an errno to a source refusal; anything that is the daemon's own failure becomes `internal_error`. */
-function refusalForErrno(error: unknown, fallback: CaptureRefusal): WireError {
-  switch (errnoOf(error)) {
-    case 'ENOENT':
-      return captureRefusal(fallback === 'workspace_unavailable' ? fallback : 'not_found');
-    case 'ELOOP':
-      return captureRefusal('symlink');
-    case 'ENOTDIR':
-      return captureRefusal(fallback === 'workspace_unavailable' ? fallback : 'not_directory');
-    case 'ENXIO':
-    case 'ENODEV':
-    case 'EOPNOTSUPP':
-      return captureRefusal('not_regular_file');
-    case 'EACCES':
-    case 'EPERM':
-    case 'EIO':
-    case 'EISDIR':
-    case 'ENAMETOOLONG':
-      return captureRefusal(fallback);
-    default:
-      return new WireError('internal_error');
-  }
-}
-
-function errnoOf(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code;
 }

@@ -1,0 +1,72 @@
+import { readAtMost } from '../capture/descriptor-walk.js';
+import { WorkspaceToolFailure } from './workspace-tool-errors.js';
+import type { HeldWorkspace, WorkspaceHooks } from './workspace-walk.js';
+import { assertUnchanged, textOf, withDirectory, withRegularFile } from './workspace-walk.js';
+
+export interface ReadFileArguments {
+  path: readonly string[];
+  offset: number;
+  length: number;
+}
+
+export interface ReadFileOutput {
+  size: number;
+  offset: number;
+  length: number;
+  content: string;
+  next_offset: number | null;
+}
+
+/** The most bytes a window moves by to keep whole characters: a UTF-8 character has at most four. */
+const CHARACTER_BYTES_MAX = 4;
+
+const isContinuation = (byte: number | undefined): boolean => byte !== undefined && (byte & 0xc0) === 0x80;
+
+/**
+ * Reads one window of a file of any size with positioned reads. A window starting inside a character
+ * starts at its first byte; one ending inside a character ends before it, except that a window always
+ * holds at least one whole character, so reading on from `next_offset` always moves forward.
+ */
+export function readFile(
+  held: HeldWorkspace,
+  args: ReadFileArguments,
+  hooks?: WorkspaceHooks,
+): ReadFileOutput {
+  const directories = args.path.slice(0, -1);
+  const name = args.path[args.path.length - 1]!;
+  return withDirectory(held, directories, hooks, (directoryFd) =>
+    withRegularFile(directoryFd, name, hooks, (file) => {
+      const size = Number(file.state.size);
+      if (args.offset >= size) {
+        hooks?.afterRead?.();
+        assertUnchanged(file);
+        return { size, offset: args.offset, length: 0, content: '', next_offset: null };
+      }
+      const behind = Math.min(args.offset, CHARACTER_BYTES_MAX - 1);
+      const readFrom = args.offset - behind;
+      const buffer = Buffer.alloc(Math.min(size - readFrom, behind + args.length + CHARACTER_BYTES_MAX - 1));
+      const got = readAtMost(file.fd, buffer, readFrom);
+      hooks?.afterRead?.();
+      assertUnchanged(file);
+      if (got !== buffer.length) throw new WorkspaceToolFailure('changed');
+
+      let start = behind;
+      while (start > 0 && isContinuation(buffer[start])) start -= 1;
+      let end = Math.min(start + args.length, got);
+      if (end < got) {
+        let cut = end;
+        while (cut > start && isContinuation(buffer[cut])) cut -= 1;
+        if (cut > start) end = cut;
+        else {
+          end = start + 1;
+          while (end < got && end - start < CHARACTER_BYTES_MAX && isContinuation(buffer[end])) end += 1;
+        }
+      }
+      const content = textOf(buffer.subarray(start, end));
+      if (content === null) throw new WorkspaceToolFailure('binary_file');
+      const offset = readFrom + start;
+      const next = readFrom + end;
+      return { size, offset, length: end - start, content, next_offset: next < size ? next : null };
+    }),
+  );
+}

@@ -1,0 +1,239 @@
+import { execFileSync } from 'node:child_process';
+import { linkSync, mkdirSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import type { SearchFilesOutput } from '../../../core/workspace/search-files.js';
+import { WORKSPACE_TOOL_LIMITS } from '../../../core/workspace/workspace-tool-limits.js';
+import { INSIDE, refused, SECRET, sandbox } from './workspace-fixture.js';
+
+t.test(
+  'a regular expression, line numbers, paths relative to the workspace, depth first in byte order',
+  async (t) => {
+    const s = sandbox(t);
+    mkdirSync(join(s.ws, 'src/lib'), { recursive: true });
+    writeFileSync(join(s.ws, 'src/lib/b.ts'), 'const a = 1;\nexport function foo() {}\r\nfoo();\n');
+    writeFileSync(join(s.ws, 'src/a.ts'), 'nothing here\n\nfunction foo2() {}');
+    writeFileSync(join(s.ws, 'top.md'), 'foo at the top');
+    const found = s.output<SearchFilesOutput>('search_files', { pattern: 'function foo\\d?\\(' });
+    t.same(found, {
+      matches: [
+        { path: 'src/a.ts', line: 3, text: 'function foo2() {}' },
+        { path: 'src/lib/b.ts', line: 2, text: 'export function foo() {}' },
+      ],
+      truncated: false,
+      files_searched: 3,
+      files_skipped: 0,
+    });
+    const beneath = s.output<SearchFilesOutput>('search_files', { pattern: '^foo', path: 'src/lib' });
+    t.same(beneath.matches, [{ path: 'src/lib/b.ts', line: 3, text: 'foo();' }]);
+    t.equal(beneath.files_searched, 1);
+    t.same(
+      s.output<SearchFilesOutput>('search_files', { pattern: '^$' }).matches,
+      [{ path: 'src/a.ts', line: 2, text: '' }],
+      'a final newline ends the last line, it does not start another',
+    );
+  },
+);
+
+t.test('a pattern that does not compile is searched as literal text', async (t) => {
+  const s = sandbox(t);
+  writeFileSync(join(s.ws, 'f.txt'), 'call(x\nfoo+bar\nfoob\n');
+  t.same(s.output<SearchFilesOutput>('search_files', { pattern: 'call(' }).matches, [
+    { path: 'f.txt', line: 1, text: 'call(x' },
+  ]);
+  t.same(
+    s.output<SearchFilesOutput>('search_files', { pattern: 'o+b' }).matches,
+    [{ path: 'f.txt', line: 3, text: 'foob' }],
+    'a pattern that compiles is an expression, not text',
+  );
+  t.same(
+    s.output<SearchFilesOutput>('search_files', { pattern: '\\p{Lu}' }).matches,
+    [],
+    'flag u: \\p classes are understood',
+  );
+});
+
+t.test(
+  'what is skipped: symlinks, non-regular, hard-linked, large, binary, credential, .git, state',
+  async (t) => {
+    const s = sandbox(t);
+    const needle = 'NEEDLE';
+    writeFileSync(join(s.ws, 'plain.txt'), `${needle}\n`);
+    symlinkSync(join(s.outside, 'secret.txt'), join(s.ws, 'link.txt'));
+    symlinkSync(s.outside, join(s.ws, 'linkdir'));
+    writeFileSync(join(s.outside, 'other.txt'), needle);
+    execFileSync('mkfifo', [join(s.ws, 'fifo')]);
+    writeFileSync(join(s.ws, 'one.txt'), needle);
+    linkSync(join(s.ws, 'one.txt'), join(s.ws, 'two.txt'));
+    writeFileSync(
+      join(s.ws, 'exact.txt'),
+      `${needle}${'x'.repeat(WORKSPACE_TOOL_LIMITS.search_file_bytes_max - 6)}`,
+    );
+    writeFileSync(
+      join(s.ws, 'over.txt'),
+      `${needle}${'x'.repeat(WORKSPACE_TOOL_LIMITS.search_file_bytes_max - 5)}`,
+    );
+    writeFileSync(join(s.ws, 'nul.bin'), `${needle}\0`);
+    writeFileSync(join(s.ws, 'latin.txt'), Buffer.from([0x4e, 0x45, 0x45, 0x44, 0x4c, 0x45, 0xe9]));
+    writeFileSync(join(s.ws, '.env'), needle);
+    mkdirSync(join(s.ws, '.git'));
+    writeFileSync(join(s.ws, '.git/HEAD'), needle);
+    mkdirSync(join(s.ws, 'state'));
+    writeFileSync(join(s.ws, 'state/log.txt'), needle);
+    const found = s.output<SearchFilesOutput>(
+      'search_files',
+      { pattern: needle },
+      { excludedDirectories: [join(s.ws, 'state')] },
+    );
+    t.same(
+      found.matches.map((match) => match.path),
+      ['exact.txt', 'plain.txt'],
+      'a file of exactly 1 MiB is searched, one byte more is not',
+    );
+    t.equal(found.files_searched, 2);
+    // link.txt, linkdir, fifo, one.txt, two.txt, over.txt, nul.bin, latin.txt, .env
+    t.equal(found.files_skipped, 9);
+    t.equal(found.truncated, false);
+    t.notOk(JSON.stringify(found).includes(SECRET));
+  },
+);
+
+t.test('at most 100 matches: 100 fit, 101 are truncated', async (t) => {
+  const s = sandbox(t);
+  t.equal(WORKSPACE_TOOL_LIMITS.search_matches_max, 100);
+  writeFileSync(join(s.ws, 'a.txt'), 'hit\n'.repeat(60));
+  writeFileSync(join(s.ws, 'b.txt'), 'hit\n'.repeat(40));
+  const exact = s.output<SearchFilesOutput>('search_files', { pattern: 'hit' });
+  t.equal(exact.matches.length, 100);
+  t.equal(exact.truncated, false);
+  writeFileSync(join(s.ws, 'c.txt'), 'hit\n');
+  const over = s.output<SearchFilesOutput>('search_files', { pattern: 'hit' });
+  t.equal(over.matches.length, 100);
+  t.equal(over.truncated, true);
+  t.same(over.matches[99], { path: 'b.txt', line: 40, text: 'hit' });
+});
+
+t.test('lines are cut to 256 characters, never inside a surrogate pair', async (t) => {
+  const s = sandbox(t);
+  writeFileSync(join(s.ws, 'long.txt'), `${'\u{1f600}'.repeat(300)} needle`);
+  const [match] = s.output<SearchFilesOutput>('search_files', { pattern: 'needle' }).matches;
+  t.equal(match?.text, '\u{1f600}'.repeat(256));
+  writeFileSync(join(s.ws, 'long.txt'), `needle${'y'.repeat(1_000)}`);
+  t.equal(s.output<SearchFilesOutput>('search_files', { pattern: 'needle' }).matches[0]?.text.length, 256);
+});
+
+t.test('at most 5,000 files read: 5,000 fit, 5,001 are truncated', { timeout: 120_000 }, async (t) => {
+  const s = sandbox(t);
+  t.equal(WORKSPACE_TOOL_LIMITS.search_files_max, 5_000);
+  for (let d = 0; d < 50; d += 1) {
+    const directory = join(s.ws, `d${String(d).padStart(2, '0')}`);
+    mkdirSync(directory);
+    for (let f = 0; f < 100; f += 1) writeFileSync(join(directory, `f${String(f).padStart(2, '0')}`), 'x\n');
+  }
+  writeFileSync(join(s.ws, 'd49/f99'), 'last\n');
+  const exact = s.output<SearchFilesOutput>('search_files', { pattern: 'last' });
+  t.equal(exact.files_searched, 5_000);
+  t.equal(exact.truncated, false);
+  t.same(exact.matches, [{ path: 'd49/f99', line: 1, text: 'last' }], 'the 5,000th file is searched');
+  writeFileSync(join(s.ws, 'zz.txt'), 'last\n');
+  const over = s.output<SearchFilesOutput>('search_files', { pattern: 'last' });
+  t.equal(over.files_searched, 5_000);
+  t.equal(over.truncated, true);
+  t.equal(over.matches.length, 1, 'the 5,001st file is not read');
+});
+
+t.test('the directory depth is bounded', async (t) => {
+  const s = sandbox(t);
+  const levels = WORKSPACE_TOOL_LIMITS.search_depth_max;
+  const deepest = join(s.ws, ...Array.from({ length: levels }, () => 'd'));
+  mkdirSync(join(deepest, 'd'), { recursive: true });
+  writeFileSync(join(deepest, 'at.txt'), 'hit');
+  writeFileSync(join(deepest, 'd', 'below.txt'), 'hit');
+  const found = s.output<SearchFilesOutput>('search_files', { pattern: 'hit' });
+  t.same(
+    found.matches.map((match) => match.path.split('/').length),
+    [levels + 1],
+    'files at the deepest level are searched, nothing below it',
+  );
+  t.equal(found.truncated, true);
+});
+
+t.test('the start path: refusals of the walk', async (t) => {
+  const s = sandbox(t);
+  writeFileSync(join(s.ws, 'file'), INSIDE);
+  refused(t, s.run('search_files', { pattern: 'x', path: 'file' }), 'not_directory', 'a file');
+  refused(t, s.run('search_files', { pattern: 'x', path: 'missing' }), 'not_found', 'missing');
+  symlinkSync(s.outside, join(s.ws, 'link'));
+  refused(t, s.run('search_files', { pattern: 'x', path: 'link' }), 'symlink', 'a symlink');
+  refused(t, s.run('search_files', { pattern: 'x', path: 'link/sub' }), 'symlink', 'an intermediate symlink');
+  mkdirSync(join(s.ws, 'a/b'), { recursive: true });
+  const swapped = s.run(
+    'search_files',
+    { pattern: 'OUTSIDE', path: 'a/b' },
+    {
+      hooks: {
+        afterDirectoryOpen(depth) {
+          if (depth !== 1) return;
+          renameSync(join(s.ws, 'a/b'), join(s.ws, 'a/b.orig'));
+          symlinkSync(s.outside, join(s.ws, 'a/b'));
+        },
+      },
+    },
+  );
+  refused(t, swapped, 'symlink', 'the start directory swapped for a symlink during the walk');
+});
+
+t.test('swaps during the search never read outside the workspace', async (t) => {
+  const s = sandbox(t);
+  writeFileSync(join(s.outside, 'secret.txt'), `needle ${SECRET}`);
+  mkdirSync(join(s.ws, 'a/b'), { recursive: true });
+  writeFileSync(join(s.ws, 'a/b/secret.txt'), 'needle inside');
+  writeFileSync(join(s.ws, 'a/f.txt'), 'needle inside');
+  const found = s.output<SearchFilesOutput>(
+    'search_files',
+    { pattern: 'needle' },
+    {
+      hooks: {
+        afterDirectoryOpen(depth) {
+          if (depth !== 1) return;
+          renameSync(join(s.ws, 'a/b'), join(s.ws, 'b.orig'));
+          symlinkSync(s.outside, join(s.ws, 'a/b'));
+        },
+      },
+    },
+  );
+  t.same(
+    found.matches,
+    [{ path: 'a/f.txt', line: 1, text: 'needle inside' }],
+    'the swapped-in link is not followed',
+  );
+
+  unlinkSync(join(s.ws, 'a/b'));
+  let swapped = false;
+  const files = s.output<SearchFilesOutput>(
+    'search_files',
+    { pattern: 'needle', path: 'a' },
+    {
+      hooks: {
+        beforeFileOpen() {
+          if (swapped) return;
+          swapped = true;
+          renameSync(join(s.ws, 'a/f.txt'), join(s.ws, 'f.orig'));
+          symlinkSync(join(s.outside, 'secret.txt'), join(s.ws, 'a/f.txt'));
+        },
+      },
+    },
+  );
+  t.same(files.matches, [], 'a file swapped for a symlink before its open is not read');
+  t.equal(files.files_skipped, 1);
+  t.notOk(JSON.stringify(files).includes(SECRET));
+});
+
+t.test('a name that is not UTF-8 cannot be named back: it is skipped', async (t) => {
+  const s = sandbox(t);
+  writeFileSync(Buffer.from(`${s.ws}/\xff.txt`, 'latin1'), 'needle');
+  writeFileSync(join(s.ws, 'plain.txt'), 'needle');
+  const found = s.output<SearchFilesOutput>('search_files', { pattern: 'needle' });
+  t.same(found.matches, [{ path: 'plain.txt', line: 1, text: 'needle' }]);
+  t.equal(found.files_skipped, 1);
+});
