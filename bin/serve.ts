@@ -55,6 +55,7 @@ export async function serve(settings: ServeSettings): Promise<number> {
     app = await buildApp({
       home: settings.home,
       provider: settings.provider,
+      toolEnvironment: settings.toolEnvironment,
       logger: log,
       debugHttp: settings.debugHttp,
       idleTimeoutMs: settings.idleTimeoutMs,

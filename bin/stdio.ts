@@ -46,7 +46,12 @@ export async function stdio(
 
   let app: Awaited<ReturnType<typeof buildApp>>;
   try {
-    app = await buildApp({ home: settings.home, provider: settings.provider, logger: log });
+    app = await buildApp({
+      home: settings.home,
+      provider: settings.provider,
+      toolEnvironment: settings.toolEnvironment,
+      logger: log,
+    });
     await app.ready();
   } catch (error) {
     lock.release();

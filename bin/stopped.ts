@@ -9,15 +9,15 @@ import { nativeAddon } from '../core/endpoint/native.js';
  * daemon starts on it.
  */
 export function stopped(
-  app: { capture: { abandoned: boolean } },
+  app: { capture: { abandoned: boolean }; agent: { abandoned: boolean } },
   locks: ReadonlyArray<{ release(): void }>,
   log: Logger,
   code: number,
   exit: (code: number) => void,
 ): void {
-  if (app.capture.abandoned) {
+  if (app.capture.abandoned || app.agent.abandoned) {
     log.warn(
-      'exiting with a capture still waiting on the filesystem: the process ends, and the home lock is let go, only once the filesystem answers that read',
+      'exiting with a thread still waiting on the filesystem: the process ends, and the home lock is let go, only once the filesystem answers it',
     );
     // The log is written synchronously, so the line is out before the process ends.
     nativeAddon().exitNow(code);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { TLocalizedValidationError } from 'typebox/error';
+import { type BuiltinToolName, ENABLEABLE_BUILTIN_TOOLS } from '../core/resources/builtin-tools.js';
 
 export const CONFIG_FILE_NAME = 'config.json';
 
@@ -19,9 +20,14 @@ const ProviderOptions = Type.Object({
   assistant_tool_call_content: Type.Optional(Type.Enum(['empty', 'null'])),
   reasoning_summary: Type.Optional(Type.Boolean()),
 });
+const ToolOptions = Type.Object({
+  disabled: Type.Optional(Type.Array(Type.String())),
+  enabled: Type.Optional(Type.Array(Type.Enum([...ENABLEABLE_BUILTIN_TOOLS]))),
+  web_fetch: Type.Optional(Type.Object({ allow_private_addresses: Type.Optional(Type.Boolean()) })),
+});
 const ConfigFileSchema = Type.Object({
   skills: Type.Optional(DisabledNames),
-  tools: Type.Optional(DisabledNames),
+  tools: Type.Optional(ToolOptions),
   provider: Type.Optional(ProviderOptions),
 });
 const configFileValidator = Compile(ConfigFileSchema);
@@ -30,6 +36,15 @@ const configFileValidator = Compile(ConfigFileSchema);
 export interface DisabledSection {
   readonly disabled: readonly string[];
   readonly [field: string]: unknown;
+}
+
+/**
+ * Which of the daemon's own tools the model is offered: the ones on by default and those `enabled` turns
+ * on, less every `disabled` name (which also keeps application resources from taking it).
+ */
+export interface ToolsSection extends DisabledSection {
+  readonly enabled: readonly BuiltinToolName[];
+  readonly web_fetch: { readonly allow_private_addresses: boolean; readonly [field: string]: unknown };
 }
 
 /** How requests to the model provider are shaped; its other fields are carried through. */
@@ -54,7 +69,7 @@ export interface ProviderSection {
  */
 export interface DaemonConfig {
   readonly skills: DisabledSection;
-  readonly tools: DisabledSection;
+  readonly tools: ToolsSection;
   readonly provider: ProviderSection;
   readonly [field: string]: unknown;
 }
@@ -75,7 +90,7 @@ export class ConfigError extends Error {
 export function defaultConfig(): DaemonConfig {
   return {
     skills: { disabled: [] },
-    tools: { disabled: [] },
+    tools: { disabled: [], enabled: [], web_fetch: { allow_private_addresses: false } },
     provider: {
       headers: {},
       stream_usage: true,
@@ -109,13 +124,25 @@ export function parseConfig(text: string): DaemonConfig {
   }
   const file = document as Record<string, unknown> & {
     skills?: Record<string, unknown> & { disabled?: string[] };
-    tools?: Record<string, unknown> & { disabled?: string[] };
+    tools?: Record<string, unknown> & {
+      disabled?: string[];
+      enabled?: BuiltinToolName[];
+      web_fetch?: Record<string, unknown> & { allow_private_addresses?: boolean };
+    };
     provider?: Record<string, unknown> & Partial<ProviderSection>;
   };
   return {
     ...file,
     skills: { ...file.skills, disabled: [...(file.skills?.disabled ?? [])] },
-    tools: { ...file.tools, disabled: [...(file.tools?.disabled ?? [])] },
+    tools: {
+      ...file.tools,
+      disabled: [...(file.tools?.disabled ?? [])],
+      enabled: [...(file.tools?.enabled ?? [])],
+      web_fetch: {
+        ...file.tools?.web_fetch,
+        allow_private_addresses: file.tools?.web_fetch?.allow_private_addresses ?? false,
+      },
+    },
     provider: {
       ...file.provider,
       headers: { ...file.provider?.headers },

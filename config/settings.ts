@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultSocketPath } from '../core/endpoint/socket-path.js';
+import type { ToolEnvironment } from '../plugins/agent.js';
 import type { ProviderSettings } from '../plugins/provider.js';
 
 /** The environment variable the provider's API key is read from (never from the command line). */
@@ -23,6 +24,8 @@ export interface ServeSettings {
   provider: ProviderSettings;
   debugHttp: boolean;
   logLevel: string;
+  /** Where `run_command` finds `bwrap` (PATH), and whose credential folders its sandbox hides. */
+  toolEnvironment: ToolEnvironment;
 }
 
 /** The embedded defaults, overridden by flags; the only place the environment is read. */
@@ -39,17 +42,18 @@ export function serveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv = proces
     },
     debugHttp: flags.debugHttp ?? false,
     logLevel: flags.logLevel ?? 'info',
+    toolEnvironment: { searchPath: env.PATH ?? '', userHome: homedir() },
   };
 }
 
 export type StdioFlags = Pick<ServeFlags, 'home' | 'providerBaseUrl' | 'model' | 'logLevel'>;
 
-export type StdioSettings = Pick<ServeSettings, 'home' | 'provider' | 'logLevel'>;
+export type StdioSettings = Pick<ServeSettings, 'home' | 'provider' | 'logLevel' | 'toolEnvironment'>;
 
 /** `magid stdio` takes the home, provider and log level exactly as `serve` does. */
 export function stdioSettings(flags: StdioFlags, env: NodeJS.ProcessEnv = process.env): StdioSettings {
-  const { home, provider, logLevel } = serveSettings(flags, env);
-  return { home, provider, logLevel };
+  const { home, provider, logLevel, toolEnvironment } = serveSettings(flags, env);
+  return { home, provider, logLevel, toolEnvironment };
 }
 
 /** Where `magid status` and `magid stop` look for the daemon when no socket is named. */

@@ -2,15 +2,24 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { type ApplicationExecutor, MagiClient, type TerminalPayload } from '../client/index.js';
+import {
+  type ApplicationExecutor,
+  MagiClient,
+  type TerminalPayload,
+  type TurnEvent,
+} from '../client/index.js';
 import * as report from './report.js';
 import { type ScriptedProvider, startScriptedProvider } from './scripted-provider.js';
 import { FIND_NOTE_PATH, findNote, writeWorkspace } from './workspace.js';
 
 const PROMPT = 'Where is my note about tea?';
+/** The second turn: the model reads a workspace file with the daemon's own `read_file`. */
+const READ_PROMPT = 'What does notes/tea.md say?';
 
 const options = new Command('demo')
-  .description('run magid with an example application: one tool from a workspace file, one skill, one turn')
+  .description(
+    'run magid with an example application: one tool from a workspace file, one skill, a turn that calls the tool and one that reads a file',
+  )
   .option(
     '--provider-base-url <url>',
     'a real OpenAI-compatible provider (default: a scripted one on loopback)',
@@ -95,8 +104,30 @@ async function main(): Promise<boolean> {
 
   const turn = await session.startTurn(PROMPT, { executor });
   report.step(`turn started: "${PROMPT}"`);
+  const terminal = await follow(turn.events);
+  const evidence = await session.evidence(turn.accepted.turn_id);
+
+  report.transcript(PROMPT, terminal);
+  report.manifest(turn.accepted.application_manifest);
+  report.calls(evidence.calls);
+  report.outcome(terminal);
+
+  const reading = await session.startTurn(READ_PROMPT, { executor });
+  report.step(`second turn started: "${READ_PROMPT}"`);
+  const read = await follow(reading.events);
+  report.transcript(READ_PROMPT, read);
+  report.outcome(read);
+  return (
+    terminal.status === 'completed' &&
+    evidence.calls.every((call) => call.status === 'succeeded') &&
+    read.status === 'completed'
+  );
+}
+
+/** Reports a turn's events as they come; resolves with its terminal. */
+async function follow(events: AsyncIterable<TurnEvent>): Promise<TerminalPayload> {
   let terminal: TerminalPayload | null = null;
-  for await (const event of turn.events) {
+  for await (const event of events) {
     if (event.event === 'turn.activity' && event.payload.activity.kind === 'tool_call') {
       report.step(`call ${event.payload.activity.status}`);
     } else if (event.event === 'turn.activity' && event.payload.activity.kind === 'tool_call_requested') {
@@ -107,13 +138,7 @@ async function main(): Promise<boolean> {
       terminal = event.payload;
     }
   }
-  const evidence = await session.evidence(turn.accepted.turn_id);
-
-  report.transcript(PROMPT, terminal!);
-  report.manifest(turn.accepted.application_manifest);
-  report.calls(evidence.calls);
-  report.outcome(terminal!);
-  return terminal!.status === 'completed' && evidence.calls.every((call) => call.status === 'succeeded');
+  return terminal!;
 }
 
 /** The end of the daemon's log, to explain a failed run. */

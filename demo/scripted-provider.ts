@@ -14,8 +14,9 @@ export interface ScriptedProvider {
 }
 
 /**
- * A stand-in for a model on loopback, speaking the Chat Completions streaming API: asked with tools, it
- * calls the first tool with `{"query":"tea"}`; once that tool's result is in the conversation, it
+ * A stand-in for a model on loopback, speaking the Chat Completions streaming API. Asked about a `.md`
+ * file by name, it calls the daemon's `read_file` on it and answers with the file's first line of text;
+ * asked anything else with the application's `find_note` offered, it calls it with `{"query":"tea"}` and
  * answers with a sentence naming the result's `path`.
  */
 export async function startScriptedProvider(): Promise<ScriptedProvider> {
@@ -44,23 +45,39 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
   }
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   const last = body.messages?.at(-1);
-  const tool = body.tools?.[0]?.function.name;
+  const offered = new Set(body.tools?.map((tool) => tool.function.name));
+  const asked = body.messages?.findLast((message) => message.role === 'user')?.content ?? '';
+  const file = /[\w./-]+\.md/.exec(asked)?.[0];
   if (last?.role === 'tool') {
-    const path = (JSON.parse(last.content ?? '{}') as { path?: string }).path ?? 'nowhere';
-    for (const piece of ['Your note about tea ', `is ${path}.`]) send(response, { content: piece });
+    for (const piece of answerFrom(JSON.parse(last.content ?? '{}'))) send(response, { content: piece });
     send(response, {}, 'stop');
-  } else if (tool !== undefined) {
-    send(response, {
-      tool_calls: [
-        { index: 0, id: 'call_1', type: 'function', function: { name: tool, arguments: '{"query":"tea"}' } },
-      ],
-    });
-    send(response, {}, 'tool_calls');
+  } else if (file !== undefined && offered.has('read_file')) {
+    callTool(response, 'read_file', { path: file });
+  } else if (offered.has('find_note')) {
+    callTool(response, 'find_note', { query: 'tea' });
   } else {
     send(response, { content: 'Hello.' });
     send(response, {}, 'stop');
   }
   response.end('data: [DONE]\n\n');
+}
+
+/** The answer to a tool's result: a `read_file` window's first line of text, or `find_note`'s path. */
+function answerFrom(result: { content?: string; path?: string }): string[] {
+  if (typeof result.content === 'string') {
+    const line = result.content.split('\n').find((text) => text.trim() !== '' && !text.startsWith('#'));
+    return ['It says: ', `${line?.trim() ?? 'nothing'}`];
+  }
+  return ['Your note about tea ', `is ${result.path ?? 'nowhere'}.`];
+}
+
+function callTool(response: ServerResponse, name: string, args: Record<string, unknown>): void {
+  send(response, {
+    tool_calls: [
+      { index: 0, id: 'call_1', type: 'function', function: { name, arguments: JSON.stringify(args) } },
+    ],
+  });
+  send(response, {}, 'tool_calls');
 }
 
 function send(response: ServerResponse, delta: object, finishReason: string | null = null): void {

@@ -1,4 +1,5 @@
 import { createServer as createHttpServer } from 'node:http';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import Fastify, {
@@ -54,6 +55,7 @@ import turnApplicationEvidence from '../routes/turn.application_evidence.js';
 import turnApplicationToolResult from '../routes/turn.application_tool_result.js';
 import turnStart from '../routes/turn.start.js';
 import turnStop from '../routes/turn.stop.js';
+import agent, { type ToolEnvironment } from './agent.js';
 import auth from './auth.js';
 import capture from './capture.js';
 import configuration from './configuration.js';
@@ -87,6 +89,8 @@ export interface AppOptions {
   catalog?: NameCatalog;
   /** Reads workspace files for registrations; by default the daemon's capture worker thread. */
   workspaceReader?: WorkspaceReader;
+  /** Where `run_command` finds `bwrap` and whose credential folders it hides; by default the system PATH and the user's home. */
+  toolEnvironment?: ToolEnvironment;
 }
 
 declare module 'fastify' {
@@ -98,6 +102,10 @@ declare module 'fastify' {
 }
 
 const NO_PROVIDER: ProviderSettings = { baseUrl: null, model: null, apiKey: null };
+const DEFAULT_TOOL_ENVIRONMENT: ToolEnvironment = {
+  searchPath: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  userHome: homedir(),
+};
 
 /**
  * Builds the daemon: one Fastify instance whose server is the Unix-socket listener, with the
@@ -205,6 +213,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(evidence, { clock });
   await app.register(titles, { clock });
+  await app.register(agent, {
+    clock,
+    home: options.home,
+    tools: config.tools,
+    environment: options.toolEnvironment ?? DEFAULT_TOOL_ENVIRONMENT,
+    drainMs: SERVICE_LIMITS.capture_drain_ms,
+  });
   await app.register(turns, { clock });
   for (const route of [
     initialize,

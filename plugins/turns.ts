@@ -31,6 +31,7 @@ const turns: FastifyPluginAsync<{ clock: Clock }> = async (fastify, { clock }) =
     evidence: fastify.evidence,
     operations: fastify.operations,
     holdIdle: () => fastify.idle.hold(),
+    toolbox: fastify.agent.toolbox,
     firstTurnCompleted: (sessionId, prompt, answer, selection) =>
       fastify.titles?.firstTurnCompleted(sessionId, prompt, answer, selection),
     sink: {
@@ -115,5 +116,6 @@ export default fp(turns, {
     'idle-stop',
     'evidence',
     'titles',
+    'agent',
   ],
 });

@@ -13,6 +13,12 @@ const Result = Type.Object({
   auth: AuthReadiness,
   sessions: Type.Integer(),
   active_turns: Type.Integer(),
+  tools: Type.Object({
+    /** The built-in tools every turn offers the model, in their fixed order. */
+    builtin: Type.Array(Type.String()),
+    /** `off` unless configured; `unavailable` when configured but the sandbox cannot run here. */
+    run_command: Type.Union([Type.Literal('off'), Type.Literal('unavailable'), Type.Literal('offered')]),
+  }),
 });
 
 /**
@@ -37,6 +43,7 @@ const status: FastifyPluginAsyncTypebox = async (fastify) => {
         auth: fastify.credentials.readiness(),
         sessions: fastify.history.countSessions(),
         active_turns: fastify.turns.activeCount,
+        tools: { builtin: [...fastify.agent.toolbox.offered], run_command: fastify.agent.runCommand },
       };
     },
   );

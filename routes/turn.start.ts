@@ -50,6 +50,7 @@ const turnStart: FastifyPluginAsyncTypebox = async (fastify) => {
           grant_generation: grant!.generation,
         },
         prompt: request.body.prompt,
+        workspace: workspace!,
         application: request.body.application,
         selection: fastify.modelSettings.selection(workspace),
       });

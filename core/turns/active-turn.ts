@@ -1,5 +1,8 @@
+import type { BuiltinCall } from '../agent/builtin-call.js';
+import type { PlanStep } from '../agent/plan.js';
 import { PROFILE_LIMITS } from '../limits.js';
 import type { SnapshotPin } from '../registry/registry-snapshot.js';
+import type { BuiltinToolName } from '../resources/builtin-tools.js';
 import { utf8ByteLength } from '../resources/unicode.js';
 import type { ApplicationCall } from './application-call.js';
 import { type ApplicationManifest, manifestFieldBytes } from './application-manifest.js';
@@ -10,6 +13,10 @@ export interface ActiveTurnInit {
   sessionId: string;
   operationId: string;
   prompt: string;
+  /** The session's workspace, where the built-in tools work. */
+  workspace: string;
+  /** The built-in tools offered to the model, decided at admission. */
+  builtins: readonly BuiltinToolName[];
   /** Null for an ordinary turn. */
   manifest: ApplicationManifest | null;
   pin: SnapshotPin | null;
@@ -27,11 +34,19 @@ export class ActiveTurn {
   readonly sessionId: string;
   readonly operationId: string;
   readonly prompt: string;
+  readonly workspace: string;
+  readonly builtins: readonly BuiltinToolName[];
   readonly manifest: ApplicationManifest | null;
   readonly pin: SnapshotPin | null;
   /** Encoded bytes the assistant text may take: 20,000 less the manifest field, a null one included. */
   readonly textBudget: number;
   readonly calls = new Map<string, ApplicationCall>();
+  /** The turn's built-in calls, its subagents' included, by call id. */
+  readonly builtinCalls = new Map<string, BuiltinCall>();
+  /** Provider call ids of every admitted call of the turn, of both kinds: each may be used once. */
+  readonly providerCallIds = new Set<string>();
+  /** The plan the model last sent with `update_plan`, or null. */
+  plan: PlanStep[] | null = null;
   readonly abort = new AbortController();
   #sequence = 0;
   #text = '';
@@ -46,6 +61,8 @@ export class ActiveTurn {
     this.sessionId = init.sessionId;
     this.operationId = init.operationId;
     this.prompt = init.prompt;
+    this.workspace = init.workspace;
+    this.builtins = init.builtins;
     this.manifest = init.manifest;
     this.pin = init.pin;
     this.textBudget =

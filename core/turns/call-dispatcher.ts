@@ -69,7 +69,7 @@ export class CallDispatcher {
     for (const toolCall of toolCalls) {
       const admitted = this.#admit(turn, toolCall);
       if (typeof admitted === 'string') {
-        refused.push({ providerCallId: toolCall.id, content: errorText(admitted, REFUSED[admitted]) });
+        refused.push({ providerCallId: toolCall.id, content: toolErrorText(admitted, REFUSED[admitted]) });
         continue;
       }
       calls.push(admitted);
@@ -148,7 +148,7 @@ export class CallDispatcher {
     const contract = revision?.contract;
     if (!manifest?.accepted_executor || !tool || !contract) return 'unknown_tool';
     const idBytes = utf8ByteLength(toolCall.id);
-    const idTaken = [...turn.calls.values()].some((call) => call.identity.providerCallId === toolCall.id);
+    const idTaken = turn.providerCallIds.has(toolCall.id);
     if (idBytes === 0 || idBytes > PROFILE_LIMITS.provider_call_id_bytes || idTaken) return 'invalid_call_id';
     if (utf8ByteLength(toolCall.arguments) > PROFILE_LIMITS.argument_bytes) return 'invalid_arguments';
     let parsed: unknown;
@@ -172,6 +172,7 @@ export class CallDispatcher {
       arguments: JSON.stringify(parsed),
     });
     if (!this.#options.evidence.reserveCall(turn.turnId, call)) return 'evidence_limit';
+    turn.providerCallIds.add(toolCall.id);
     turn.calls.set(call.identity.callId, call);
     this.#retained += 1;
     return call;
@@ -219,10 +220,11 @@ export class CallDispatcher {
 export function outcomeText(outcome: CallOutcome): string {
   return outcome.status === 'success'
     ? JSON.stringify(outcome.value)
-    : errorText(outcome.code, outcome.message);
+    : toolErrorText(outcome.code, outcome.message);
 }
 
-function errorText(code: string, message: string): string {
+/** A tool message that tells the model a call failed: `{"error":{code, message}}`. */
+export function toolErrorText(code: string, message: string): string {
   return JSON.stringify({ error: { code, message } });
 }
 

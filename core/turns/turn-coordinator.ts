@@ -1,3 +1,5 @@
+import type { AgentToolbox } from '../agent/agent-toolbox.js';
+import { BuiltinRounds } from '../agent/builtin-round.js';
 import { PROVIDER_REASONING_SUMMARY } from '../capabilities/describe.js';
 import type { Clock } from '../clock.js';
 import { WireError } from '../errors.js';
@@ -36,6 +38,8 @@ export interface TurnCoordinatorOptions {
     accept(operationId: string, result: unknown): void;
     settle(operationId: string, outcome: { ok: true; result: unknown }): void;
   };
+  /** The daemon's own tools, offered to every turn beside its application tools. */
+  toolbox: AgentToolbox;
   /** Keeps the daemon from its idle stop while a turn runs; returns the release. */
   holdIdle: () => () => void;
   /**
@@ -53,6 +57,8 @@ export interface TurnStart {
   selected: boolean;
   controller: AcceptedController;
   prompt: string;
+  /** The session's workspace. */
+  workspace: string;
   application: ApplicationSelection | undefined;
   /** The model settings at admission, which the turn keeps to its end; null when no model is selected. */
   selection: ModelSelection | null;
@@ -79,6 +85,7 @@ export class TurnCoordinator {
   readonly #options: TurnCoordinatorOptions;
   readonly #history: TurnHistory;
   readonly #calls: CallDispatcher;
+  readonly #builtins: BuiltinRounds;
   readonly #active = new Map<string, ActiveTurn>();
   readonly #byId = new Map<string, ActiveTurn>();
   readonly #terminals = new Map<string, RetainedTerminal>();
@@ -96,6 +103,11 @@ export class TurnCoordinator {
       evidence: options.evidence,
       activity: (turn, activity) => this.#activity(turn, activity),
       fail: (turn, ending) => turn.end(ending),
+    });
+    this.#builtins = new BuiltinRounds({
+      history: this.#history,
+      toolbox: options.toolbox,
+      activity: (turn, activity) => this.#activity(turn, activity),
     });
   }
 
@@ -148,6 +160,8 @@ export class TurnCoordinator {
       sessionId: request.sessionId,
       operationId: request.operationId,
       prompt: request.prompt,
+      workspace: request.workspace,
+      builtins: this.#options.toolbox.offered,
       manifest,
       pin,
       selected: request.selected,
@@ -310,6 +324,8 @@ export class TurnCoordinator {
         activity: (activity) => this.#activity(turn, activity),
         summary: (summary) => this.#summary(turn, summary),
         calls: this.#calls,
+        builtins: this.#builtins,
+        toolbox: this.#options.toolbox,
       });
     } catch {
       ending = new TurnEnding('failed', 'internal_error');

@@ -1,3 +1,4 @@
+import type { BuiltinCall, BuiltinOutcome } from '../agent/builtin-call.js';
 import type { Clock } from '../clock.js';
 import { ERROR_MESSAGES } from '../errors.js';
 import type { HistoryStore } from '../history/history-store.js';
@@ -60,6 +61,32 @@ export class TurnHistory {
     });
   }
 
+  /** A built-in call's binding: its tool, never its arguments. */
+  builtinBinding(turn: ActiveTurn, call: BuiltinCall): Promise<unknown> {
+    return this.#append(turn, TURN_RECORDS.call, {
+      turn_id: turn.turnId,
+      call_id: call.callId,
+      provider_call_id: call.providerCallId,
+      name: call.name,
+      builtin: true,
+      ...(call.parentCallId ? { parent_call_id: call.parentCallId } : {}),
+    });
+  }
+
+  /**
+   * A built-in call's outcome: success, or the error's code and message. Its output is not written: it
+   * holds workspace contents, command output or a fetched page, and only the model reads it.
+   */
+  builtinResult(turn: ActiveTurn, call: BuiltinCall, outcome: BuiltinOutcome): Promise<unknown> {
+    return this.#append(turn, TURN_RECORDS.result, {
+      turn_id: turn.turnId,
+      call_id: call.callId,
+      outcome: outcome.ok
+        ? { status: 'success' }
+        : { status: 'error', code: outcome.code, message: outcome.message },
+    });
+  }
+
   result(turn: ActiveTurn, call: ApplicationCall, outcome: CallOutcome): Promise<unknown> {
     return this.#append(turn, TURN_RECORDS.result, {
       turn_id: turn.turnId,
@@ -69,15 +96,23 @@ export class TurnHistory {
   }
 
   async terminal(turn: ActiveTurn, payload: Record<string, unknown>): Promise<void> {
-    const calls = [...turn.calls.values()].map((call) => ({
-      call_id: call.identity.callId,
-      status: call.status,
-      external_effects: call.effects,
-    }));
+    const calls = [
+      ...[...turn.calls.values()].map((call) => ({
+        call_id: call.identity.callId,
+        status: call.status,
+        external_effects: call.effects,
+      })),
+      ...[...turn.builtinCalls.values()].map((call) => ({
+        call_id: call.callId,
+        tool: call.name,
+        status: call.status,
+        external_effects: call.effects,
+      })),
+    ];
     const record = {
       kind: TURN_RECORDS.terminal,
       created_at: this.#clock.wallNow(),
-      data: { ...payload, calls },
+      data: { ...payload, calls, ...(turn.plan ? { plan: turn.plan } : {}) },
     };
     await this.#store.writer.endTurn(turn.sessionId, turn.turnId, record);
     const cached = this.#exchanges.get(turn.sessionId);
@@ -166,7 +201,10 @@ export function recoverInterruptedTurns(store: HistoryStore, clock: Clock): numb
     const bound = store
       .recordsOfKind(row.session_id, row.started_sequence, TURN_RECORDS.call)
       .filter((record) => record.data.turn_id === row.turn_id)
-      .map((record) => String(record.data.call_id));
+      .map((record) => ({
+        callId: String(record.data.call_id),
+        tool: record.data.builtin === true ? String(record.data.name) : null,
+      }));
     const reported = new Map(
       store
         .recordsOfKind(row.session_id, row.started_sequence, TURN_RECORDS.result)
@@ -178,10 +216,11 @@ export function recoverInterruptedTurns(store: HistoryStore, clock: Clock): numb
       created_at: clock.wallNow(),
       data: {
         ...interruptedTerminal(row.turn_id, 0),
-        calls: bound.map((callId) => {
+        calls: bound.map(({ callId, tool }) => {
           const outcome = reported.get(callId);
           return {
             call_id: callId,
+            ...(tool ? { tool } : {}),
             status: outcome === 'success' ? 'succeeded' : 'failed',
             external_effects: outcome ? 'reported' : 'uncertain',
           };

@@ -1,9 +1,15 @@
+import type { AgentToolbox } from '../agent/agent-toolbox.js';
+import type { BuiltinCall, BuiltinOutcome } from '../agent/builtin-call.js';
+import type { BuiltinRounds, BuiltinScope } from '../agent/builtin-round.js';
+import { type PlanStep, shownPlan } from '../agent/plan.js';
+import { runSubagent } from '../agent/subagent.js';
 import { TURN_LIMITS } from '../limits.js';
 import type {
   ChatProvider,
   ConversationMessage,
   FunctionTool,
   ModelSelection,
+  ToolCall,
 } from '../provider/chat-provider.js';
 import { ProviderError } from '../provider/provider-error.js';
 import type { ReasoningSummary } from '../provider/reasoning-summaries.js';
@@ -23,24 +29,33 @@ export interface TurnWork {
   activity: (activity: Record<string, unknown>) => void;
   /** A reasoning summary the provider documents as one; shown only where the capability was negotiated. */
   summary: (summary: ReasoningSummary) => void;
+  /** The application calls. */
   calls: CallDispatcher;
+  /** The built-in calls. */
+  builtins: BuiltinRounds;
+  toolbox: AgentToolbox;
 }
 
 /**
- * The agent loop of one turn: a model round with the accepted instructions and tools; when the model
- * asks for tools, their calls run through the executor and their results (or errors, marked as errors)
- * go back to the model in the next round, until it answers without tools. Resolves with how the turn
- * ends; it never throws for a provider failure, a stop or a deadline.
+ * The agent loop of one turn: a model round with the accepted instructions, the offered built-in tools and
+ * the application's tools; when the model asks for tools, built-in calls run in the daemon and application
+ * calls through the executor, side by side, and their results (or errors, marked as errors) go back to the
+ * model in the next round, until it answers without tools. Resolves with how the turn ends; it never
+ * throws for a provider failure, a stop or a deadline.
  */
 export async function runTurn(work: TurnWork): Promise<TurnEnding> {
-  const { turn, provider, calls } = work;
+  const { turn, provider } = work;
   const snapshot = turn.pin?.snapshot ?? null;
   const system = snapshot && snapshot.instructions.length > 0 ? snapshot.instructions : null;
-  const tools: FunctionTool[] = (snapshot?.tools ?? []).map((tool) => ({
-    name: tool.name,
-    description: tool.descriptor.description,
-    parameters: tool.contract?.input_schema as unknown as Readonly<Record<string, unknown>>,
-  }));
+  const tools: FunctionTool[] = [
+    ...work.toolbox.definitions(turn.builtins),
+    ...(snapshot?.tools ?? []).map((tool) => ({
+      name: tool.name,
+      description: tool.descriptor.description,
+      parameters: tool.contract?.input_schema as unknown as Readonly<Record<string, unknown>>,
+    })),
+  ];
+  const scope = turnScope(work);
   const messages: ConversationMessage[] = [...work.context, { role: 'user', content: turn.prompt }];
   try {
     for (let round = 0; ; round++) {
@@ -68,14 +83,8 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
       if (turn.ending) return turn.ending;
       if (answer.toolCalls.length === 0) return new TurnEnding('completed');
       messages.push({ role: 'assistant', content: answer.text, toolCalls: answer.toolCalls });
-      const { calls: admitted, refused } = await calls.admitRound(turn, answer.toolCalls);
-      await calls.settle(turn, admitted);
+      const texts = await runCalls(work, scope, answer.toolCalls);
       if (turn.ending) return turn.ending;
-      const texts = new Map(refused.map((entry) => [entry.providerCallId, entry.content]));
-      for (const call of admitted) {
-        const { outcome } = await call.settled;
-        if (outcome) texts.set(call.identity.providerCallId, outcomeText(outcome));
-      }
       for (const toolCall of answer.toolCalls) {
         messages.push({ role: 'tool', toolCallId: toolCall.id, content: texts.get(toolCall.id) ?? '' });
       }
@@ -90,4 +99,60 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
     }
     return new TurnEnding('failed', 'internal_error');
   }
+}
+
+/** One round's calls: the offered built-ins run here, everything else is the application's to run or refuse. */
+async function runCalls(
+  work: TurnWork,
+  scope: BuiltinScope,
+  toolCalls: readonly ToolCall[],
+): Promise<Map<string, string>> {
+  const { turn, calls } = work;
+  const builtin = toolCalls.filter((call) => turn.builtins.some((name) => name === call.name));
+  const application = toolCalls.filter((call) => !builtin.includes(call));
+  const applicationTexts = async (): Promise<Map<string, string>> => {
+    if (application.length === 0) return new Map();
+    const { calls: admitted, refused } = await calls.admitRound(turn, application);
+    await calls.settle(turn, admitted);
+    const texts = new Map(refused.map((entry) => [entry.providerCallId, entry.content]));
+    if (turn.ending) return texts;
+    for (const call of admitted) {
+      const { outcome } = await call.settled;
+      if (outcome) texts.set(call.identity.providerCallId, outcomeText(outcome));
+    }
+    return texts;
+  };
+  const [builtinTexts, appTexts] = await Promise.all([
+    builtin.length > 0 ? work.builtins.run(scope, builtin) : new Map<string, string>(),
+    applicationTexts(),
+  ]);
+  return new Map([...builtinTexts, ...appTexts]);
+}
+
+/** What the turn's own built-in calls may do: every offered tool, a plan kept on the turn, subagents. */
+function turnScope(work: TurnWork): BuiltinScope {
+  const { turn, toolbox } = work;
+  return {
+    turn,
+    offered: turn.builtins,
+    parentCallId: null,
+    plan: (call) => keepPlan(work, call),
+    subagent: (call) =>
+      runSubagent({
+        task: call.arguments.task as string,
+        provider: work.provider,
+        selection: work.selection,
+        tools: toolbox.definitions(toolbox.forSubagent),
+        signal: turn.abort.signal,
+        runCalls: (toolCalls) =>
+          work.builtins.run({ turn, offered: toolbox.forSubagent, parentCallId: call.callId }, toolCalls),
+      }),
+  };
+}
+
+function keepPlan(work: TurnWork, call: BuiltinCall): BuiltinOutcome {
+  const steps = shownPlan(call.arguments.steps as PlanStep[]);
+  work.turn.plan = steps;
+  work.activity({ kind: 'plan', steps });
+  return { ok: true, output: JSON.stringify({ updated: true, steps: steps.length }) };
 }

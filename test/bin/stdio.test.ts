@@ -21,7 +21,11 @@ function harness(t: Test, provider: ProviderSettings = NO_PROVIDER) {
   const input = streams.input as PassThrough;
   const client = new WireClient({ write: (line) => input.write(line), end: () => input.end() });
   streams.output.on('data', (bytes: Buffer) => client.receive(bytes));
-  const run = () => stdio({ home, provider, logLevel: 'silent' }, streams);
+  const run = () =>
+    stdio(
+      { home, provider, logLevel: 'silent', toolEnvironment: { searchPath: '', userHome: root } },
+      streams,
+    );
   return { home, input, output: streams.output, client, run };
 }
 

@@ -4,7 +4,7 @@ import { TurnConnectionLost } from '../../client/session.js';
 import { WireCallError } from '../../client/wire-client.js';
 import type { TurnEvent } from '../../client/wire-types.js';
 import { chunk, done, sse, stream } from '../helpers/provider-streams.js';
-import { TOOL_CONTRACT, turnDaemon } from '../routes/turn.fixture.js';
+import { applicationTools, TOOL_CONTRACT, turnDaemon } from '../routes/turn.fixture.js';
 
 const LOOKUP = {
   name: 'lookup',
@@ -58,7 +58,7 @@ t.test('a session without resources runs an ordinary turn', async (t) => {
   const events: TurnEvent[] = [];
   for await (const event of turn.events) events.push(event);
   t.match(events.at(-1), { payload: { status: 'completed', assistant_text: 'hi' } });
-  t.equal((await provider.nextRequest()).body.tools, undefined, 'no tools were offered');
+  t.same(applicationTools((await provider.nextRequest()).body), [], 'no application tool was offered');
 });
 
 t.test('registering a name again replaces its revision; a refusal carries its code', async (t) => {

@@ -34,9 +34,11 @@ function refusal(t: Test, text: string, message: string, pointer: string | null)
   t.notMatch(error.message, SECRET, 'the value is not echoed');
 }
 
+const TOOL_DEFAULTS = { disabled: [], enabled: [], web_fetch: { allow_private_addresses: false } };
+
 t.test('a missing file means the defaults', async (t) => {
   const config = loadConfigFile(t.testdir());
-  t.same(config, { skills: { disabled: [] }, tools: { disabled: [] }, provider: PROVIDER_DEFAULTS });
+  t.same(config, { skills: { disabled: [] }, tools: TOOL_DEFAULTS, provider: PROVIDER_DEFAULTS });
   t.same(config, defaultConfig());
 });
 
@@ -51,7 +53,7 @@ t.test('a valid file lists disabled skills and tools', async (t) => {
   );
   t.same(loadConfigFile(home), {
     skills: { disabled: ['Review'] },
-    tools: { disabled: ['web_fetch'] },
+    tools: { ...TOOL_DEFAULTS, disabled: ['web_fetch'] },
     provider: PROVIDER_DEFAULTS,
   });
 });
@@ -61,7 +63,7 @@ t.test('absent known fields are filled with their defaults', async (t) => {
   t.same(parseConfig('{"skills":{}}'), defaultConfig());
   t.same(parseConfig('{"tools":{"disabled":["a"]}}'), {
     skills: { disabled: [] },
-    tools: { disabled: ['a'] },
+    tools: { ...TOOL_DEFAULTS, disabled: ['a'] },
     provider: PROVIDER_DEFAULTS,
   });
   t.same(parseConfig('{"provider":{}}'), defaultConfig());
@@ -79,7 +81,7 @@ t.test('unknown fields are passed through untouched, at the top level and nested
   t.same(config, {
     ...document,
     skills: document.skills,
-    tools: { shell: { allow: true }, disabled: [] },
+    tools: { shell: { allow: true }, ...TOOL_DEFAULTS },
     provider: PROVIDER_DEFAULTS,
   });
   t.same(config.theme, { colour: 'dark', sizes: [1, 2] });
@@ -168,7 +170,48 @@ t.test('each default is a fresh value', async (t) => {
   (first.skills.disabled as string[]).push('changed');
   (first.tools.disabled as string[]).push('changed');
   (first.provider.headers as Record<string, string>)['x-changed'] = 'yes';
-  t.same(defaultConfig(), { skills: { disabled: [] }, tools: { disabled: [] }, provider: PROVIDER_DEFAULTS });
+  (first.tools.enabled as string[]).push('write_file');
+  t.same(defaultConfig(), { skills: { disabled: [] }, tools: TOOL_DEFAULTS, provider: PROVIDER_DEFAULTS });
+});
+
+t.test('the tools section: which built-in tools to enable, and where web_fetch may reach', async (t) => {
+  const config = parseConfig(
+    JSON.stringify({
+      tools: {
+        enabled: ['write_file', 'run_command'],
+        web_fetch: { allow_private_addresses: true, other: 1 },
+      },
+    }),
+  );
+  t.same(config.tools, {
+    disabled: [],
+    enabled: ['write_file', 'run_command'],
+    web_fetch: { allow_private_addresses: true, other: 1 },
+  });
+  refusal(
+    t,
+    '{"tools":{"enabled":["web_search"]}}',
+    'config.json: /tools/enabled/0 is not one of the allowed values',
+    '/tools/enabled/0',
+  );
+  refusal(
+    t,
+    '{"tools":{"enabled":["shell"]}}',
+    'config.json: /tools/enabled/0 is not one of the allowed values',
+    '/tools/enabled/0',
+  );
+  refusal(
+    t,
+    '{"tools":{"enabled":"write_file"}}',
+    'config.json: /tools/enabled must be an array',
+    '/tools/enabled',
+  );
+  refusal(
+    t,
+    '{"tools":{"web_fetch":{"allow_private_addresses":"yes"}}}',
+    'config.json: /tools/web_fetch/allow_private_addresses must be a boolean',
+    '/tools/web_fetch/allow_private_addresses',
+  );
 });
 
 t.test('the provider section: headers, usage and the content of calling assistant messages', async (t) => {

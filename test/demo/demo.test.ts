@@ -43,7 +43,7 @@ async function runDemo(t: Test, args: string[] = []): Promise<DemoRun> {
 }
 
 t.test(
-  'the demo completes a turn with one succeeded call, then stops its daemon and removes its home',
+  'the demo completes a turn with one succeeded call and one that reads a file, then stops its daemon and removes its home',
   async (t) => {
     const run = await runDemo(t);
     t.equal(run.code, 0, 'exit status 0');
@@ -52,6 +52,11 @@ t.test(
     t.match(run.stdout, /magi\s+Your note about tea is notes\/tea\.md\./, 'the transcript');
     t.match(run.stdout, /tool\s+find_note\s+revision [0-9a-f]{12}/, 'the manifest');
     t.match(run.stdout, /executor ran find_note \{"query":"tea"\}/, 'progress while it runs');
+    t.match(
+      run.stdout,
+      /you\s+What does notes\/tea\.md say\?\s+magi\s+It says: Sencha, 70 °C, two minutes\./,
+      'a second turn in which the model read the file with read_file',
+    );
     t.ok(run.daemonPid > 0, 'the daemon was started');
     t.notOk(isAlive(run.daemonPid), 'the daemon was stopped');
     t.same(run.leftovers, [], 'the temporary home was removed');

@@ -19,6 +19,8 @@ export interface RecordedRequest {
   path: string;
   /** As Node reports them: names in lower case. */
   headers: IncomingHttpHeaders;
+  /** The body's bytes as text, exactly as they arrived. */
+  text: string;
   /** The body parsed as JSON, or null when it is not JSON. */
   // biome-ignore lint/suspicious/noExplicitAny: tests read the body's members freely
   body: any;
@@ -139,11 +141,13 @@ export class ScriptedProvider {
     response.on('close', () => {
       if (!ended) disconnect();
     });
+    const text = Buffer.concat(chunks).toString();
     const recorded: RecordedRequest = {
       method: request.method ?? '',
       path: request.url ?? '',
       headers: request.headers,
-      body: parseJson(Buffer.concat(chunks).toString()),
+      text,
+      body: parseJson(text),
       disconnected,
     };
     this.requests.push(recorded);

@@ -13,7 +13,7 @@ import {
   resultOf,
   sha256Hex,
 } from '../routes/session.resources.fixture.js';
-import { confirmedExecutor, resultPayload } from '../routes/turn.fixture.js';
+import { applicationTools, confirmedExecutor, resultPayload } from '../routes/turn.fixture.js';
 import { contract, revisionTuple, seedDaemon, WAIT_MS, within } from './seed-fixture.js';
 
 // One daemon started from the TypeScript sources, then three turns against the scripted provider.
@@ -127,7 +127,7 @@ t.test('a held turn keeps its captured snapshot while the files and the registry
     { role: 'system', content: TONE_BEFORE },
     { role: 'user', content: 'What about my orders?' },
   ]);
-  t.strictSame(first.body.tools, originalTools, 'the model sees the captured contracts');
+  t.strictSame(applicationTools(first.body), originalTools, 'the model sees the captured contracts');
   await within(hold.reached, 'the held provider response');
 
   // While the first response is held: new bytes in every file, the three resources removed by identity
@@ -195,7 +195,11 @@ t.test('a held turn keeps its captured snapshot while the files and the registry
   t.equal(codeOf(await submit(cancelCall, cancelValue)), 'ok', 'and the second');
 
   const continuation = await within(provider.nextRequest(), 'the continuation');
-  t.strictSame(continuation.body.tools, originalTools, 'the continuation keeps the captured contracts');
+  t.strictSame(
+    applicationTools(continuation.body),
+    originalTools,
+    'the continuation keeps the captured contracts',
+  );
   t.match(continuation.body.messages, [
     { role: 'system', content: TONE_BEFORE },
     { role: 'user', content: 'What about my orders?' },
@@ -250,7 +254,7 @@ t.test('a held turn keeps its captured snapshot while the files and the registry
   );
   t.equal(codeOf(later), 'ok');
   const laterRequest = await within(provider.nextRequest(), 'the later turn');
-  t.strictSame(laterRequest.body.tools, [
+  t.strictSame(applicationTools(laterRequest.body), [
     toolDefinition('cancel_order', 'Cancel an order', CANCEL_AFTER),
     toolDefinition('order_status', 'Status of an order, by carrier', ORDER_AFTER),
   ]);

@@ -17,6 +17,10 @@ for (const transport of TRANSPORTS) {
         auth: { ready: false, method: null },
         sessions: 1,
         active_turns: 0,
+        tools: {
+          builtin: ['read_file', 'list_directory', 'search_files', 'update_plan', 'spawn_agent'],
+          run_command: 'off',
+        },
       });
     });
 

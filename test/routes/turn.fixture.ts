@@ -1,5 +1,6 @@
 import type { Test } from 'tap';
 import type { EventFrame, WireClient } from '../../client/wire-client.js';
+import { BUILTIN_TOOL_NAMES } from '../../core/resources/builtin-tools.js';
 import { op, startDaemon, type TestDaemon, type Transport } from '../helpers/daemon.js';
 import { chunk, done, type Hold, sse, stream } from '../helpers/provider-streams.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
@@ -163,4 +164,15 @@ export function startTurn(who: Controller, payload: Record<string, unknown>, ope
     control: who.control,
     operation,
   });
+}
+
+interface ChatTool {
+  type: string;
+  function: { name: string; description?: string; parameters?: unknown };
+}
+
+/** A provider request body's tools that are not the daemon's own: the application's, in their order. */
+export function applicationTools(body: { tools?: ChatTool[] }): ChatTool[] {
+  const builtins: readonly string[] = BUILTIN_TOOL_NAMES;
+  return (body.tools ?? []).filter((tool) => !builtins.includes(tool.function.name));
 }

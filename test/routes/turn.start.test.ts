@@ -1,7 +1,7 @@
 import t from 'tap';
 import { TRANSPORTS } from '../helpers/daemon.js';
 import { codeOf, controller, resultOf } from './session.resources.fixture.js';
-import { applicationSession, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
+import { applicationSession, applicationTools, startTurn, submitResult, turnDaemon } from './turn.fixture.js';
 
 for (const transport of TRANSPORTS) {
   t.test(`turn.start (${transport})`, async (t) => {
@@ -97,8 +97,8 @@ for (const transport of TRANSPORTS) {
           { role: 'system', content: 'Answer briefly.' },
           { role: 'user', content: 'Find my notes' },
         ],
-        tools: [{ type: 'function', function: { name: 'lookup' } }],
       });
+      t.match(applicationTools(first.body), [{ type: 'function', function: { name: 'lookup' } }]);
       const ack = await submitResult(who.client, who.session, executor, call);
       t.same(resultOf(ack), { call_id: call.payload.call_id, status: 'accepted' });
       const terminal = await who.client.event('turn.terminal');

@@ -12,6 +12,8 @@ function turn(id: string, sessionId = 'ses_1'): ActiveTurn {
     sessionId,
     operationId: `op_${id}`,
     prompt: 'p',
+    workspace: '/tmp',
+    builtins: [],
     manifest: null,
     selected: true,
     pin: null,

@@ -1,0 +1,175 @@
+import { resolve } from 'node:path';
+import type { TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import type { FunctionTool } from '../provider/chat-provider.js';
+import type { BuiltinToolName } from '../resources/builtin-tools.js';
+import type { CommandSandbox } from '../sandbox/command-sandbox.js';
+import { COMMAND_LIMITS, commandResultText } from '../sandbox/command-sandbox.js';
+import type { WebFetcher } from '../web/web-fetch.js';
+import { WORKSPACE_TOOL_PARAMETERS, type WorkspaceTools } from '../workspace/workspace-tools.js';
+import type { BuiltinCall, BuiltinOutcome } from './builtin-call.js';
+import {
+  COMMAND_PARAMETERS,
+  PLAN_PARAMETERS,
+  SUBAGENT_PARAMETERS,
+  WEB_FETCH_PARAMETERS,
+} from './builtin-parameters.js';
+
+/** The services behind the built-in tools, created once per daemon. */
+export interface AgentServices {
+  workspaceTools: WorkspaceTools;
+  /** The sandbox `run_command` runs in; null when the tool is not offered. */
+  commands: CommandSandbox | null;
+  /** The fetcher behind `web_fetch`; null when the tool is not offered. */
+  web: WebFetcher | null;
+  /** The daemon's own state, which no workspace tool reads or writes. */
+  excludedDirectories: readonly string[];
+}
+
+interface Definition {
+  description: string;
+  parameters: TSchema;
+}
+
+const DEFINITIONS: Readonly<Record<Exclude<BuiltinToolName, 'web_search'>, Definition>> = {
+  read_file: {
+    description:
+      'Read a text file of the workspace (path relative to it). Returns at most 16384 bytes from offset; read on from next_offset.',
+    parameters: WORKSPACE_TOOL_PARAMETERS.read_file,
+  },
+  list_directory: {
+    description:
+      'List a directory of the workspace; "." is the workspace itself. Symbolic links are not followed.',
+    parameters: WORKSPACE_TOOL_PARAMETERS.list_directory,
+  },
+  search_files: {
+    description:
+      'Search the text files beneath a directory of the workspace (default ".") for a JavaScript regular expression, or for literal text when the pattern is not one.',
+    parameters: WORKSPACE_TOOL_PARAMETERS.search_files,
+  },
+  write_file: {
+    description:
+      'Create or replace a text file of the workspace with content; missing directories are created.',
+    parameters: WORKSPACE_TOOL_PARAMETERS.write_file,
+  },
+  edit_file: {
+    description: 'Replace the one occurrence of old_text in a text file of the workspace with new_text.',
+    parameters: WORKSPACE_TOOL_PARAMETERS.edit_file,
+  },
+  run_command: {
+    description:
+      'Run a command with /bin/sh -c in the workspace, inside a sandbox: no network, the rest of the filesystem read-only. Returns the exit code and the output (cut to 16384 bytes).',
+    parameters: COMMAND_PARAMETERS,
+  },
+  web_fetch: {
+    description: 'Fetch an http or https URL with GET and return its text (cut to 16384 bytes).',
+    parameters: WEB_FETCH_PARAMETERS,
+  },
+  update_plan: {
+    description:
+      'Keep a short plan of this task: send the whole list of steps each time, each pending, in_progress or completed.',
+    parameters: PLAN_PARAMETERS,
+  },
+  spawn_agent: {
+    description:
+      'Hand a self-contained task to a subagent with the workspace and command tools (not this one) and get its final answer.',
+    parameters: SUBAGENT_PARAMETERS,
+  },
+};
+
+const VALIDATORS = new Map(
+  Object.entries(DEFINITIONS).map(([name, definition]) => [name, Compile(definition.parameters)] as const),
+);
+
+const UNAVAILABLE: BuiltinOutcome = { ok: false, code: 'unavailable', message: 'the tool is not available' };
+const ROOT_WORKSPACE: BuiltinOutcome = {
+  ok: false,
+  code: 'workspace_not_allowed',
+  message: 'the tool does not write to a workspace that is the filesystem root',
+};
+const COMMAND_FAILED: BuiltinOutcome = {
+  ok: false,
+  code: 'command_failed',
+  message: 'the command could not be started',
+};
+
+/** The tools that change files: they refuse a workspace that is the whole filesystem. */
+const WRITING_TOOLS: ReadonlySet<BuiltinToolName> = new Set(['write_file', 'edit_file', 'run_command']);
+
+/**
+ * The daemon's own tools as offered and run: their definitions for the provider, the check of a call's
+ * arguments, and the run of every tool that is not the turn's own business (plans and subagents are run by
+ * the turn). What is offered is decided once, at startup.
+ */
+export class AgentToolbox {
+  readonly offered: readonly BuiltinToolName[];
+  readonly #services: AgentServices;
+
+  constructor(offered: readonly BuiltinToolName[], services: AgentServices) {
+    this.offered = offered.filter((name) => name !== 'web_search');
+    this.#services = services;
+  }
+
+  /** What a subagent may call: the offered tools but `spawn_agent` (depth 1) and `update_plan` (the turn's). */
+  get forSubagent(): readonly BuiltinToolName[] {
+    return this.offered.filter((name) => name !== 'spawn_agent' && name !== 'update_plan');
+  }
+
+  /** The provider's view of `names`, in their order. */
+  definitions(names: readonly BuiltinToolName[]): FunctionTool[] {
+    return names.flatMap((name) => {
+      const definition = name === 'web_search' ? undefined : DEFINITIONS[name];
+      return definition
+        ? [
+            {
+              name,
+              description: definition.description,
+              parameters: definition.parameters as Record<string, unknown>,
+            },
+          ]
+        : [];
+    });
+  }
+
+  /** Whether `args` satisfy the tool's argument schema exactly. */
+  accepts(name: BuiltinToolName, args: unknown): boolean {
+    return VALIDATORS.get(name)?.Check(args) === true;
+  }
+
+  /** Runs a workspace, command or web call; never rejects. */
+  async run(call: BuiltinCall, context: { workspace: string; signal: AbortSignal }): Promise<BuiltinOutcome> {
+    const { workspaceTools, commands, web, excludedDirectories } = this.#services;
+    const args = call.arguments;
+    if (WRITING_TOOLS.has(call.name) && resolve(context.workspace) === '/') return ROOT_WORKSPACE;
+    switch (call.name) {
+      case 'read_file':
+      case 'list_directory':
+      case 'search_files':
+      case 'write_file':
+      case 'edit_file':
+        return workspaceTools.run(
+          { tool: call.name, workspace: context.workspace, excludedDirectories, arguments: args },
+          context.signal,
+        );
+      case 'run_command': {
+        if (!commands) return UNAVAILABLE;
+        try {
+          const outcome = await commands.run({
+            command: args.command as string,
+            workspace: context.workspace,
+            timeoutMs: (args.timeout_ms as number | undefined) ?? COMMAND_LIMITS.timeout_ms_default,
+            signal: context.signal,
+          });
+          return { ok: true, output: commandResultText(outcome) };
+        } catch {
+          // A workspace that is gone, a sandbox closing or a NUL in the command: nothing ran.
+          return COMMAND_FAILED;
+        }
+      }
+      case 'web_fetch':
+        return web ? web.fetch(args.url as string, context.signal) : UNAVAILABLE;
+      default:
+        return UNAVAILABLE;
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import { type TSchema, Type } from 'typebox';
+import { BUILTIN_LIMITS } from './builtin-limits.js';
+
+/**
+ * The argument schemas of the built-in tools that are not workspace file tools, exactly as the model is
+ * shown them; arguments are checked against them before a call is admitted.
+ */
+export const COMMAND_PARAMETERS: TSchema = Type.Object(
+  {
+    command: Type.String({
+      minLength: 1,
+      maxLength: 8_192,
+      description: 'Run by /bin/sh -c in the workspace.',
+    }),
+    timeout_ms: Type.Optional(
+      Type.Integer({ minimum: 1_000, maximum: 600_000, description: 'Default 30000.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const WEB_FETCH_PARAMETERS: TSchema = Type.Object(
+  { url: Type.String({ minLength: 1, maxLength: 2_048, description: 'An http or https URL.' }) },
+  { additionalProperties: false },
+);
+
+export const PLAN_STATUSES = ['pending', 'in_progress', 'completed'] as const;
+
+export const PLAN_PARAMETERS: TSchema = Type.Object(
+  {
+    steps: Type.Array(
+      Type.Object(
+        {
+          step: Type.String({ minLength: 1, maxLength: BUILTIN_LIMITS.plan_step_bytes }),
+          status: Type.Enum([...PLAN_STATUSES]),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: BUILTIN_LIMITS.plan_steps },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SUBAGENT_PARAMETERS: TSchema = Type.Object(
+  {
+    task: Type.String({
+      minLength: 1,
+      maxLength: BUILTIN_LIMITS.subagent_task_chars,
+      description: 'What the subagent should find out or do, with everything it needs to know.',
+    }),
+  },
+  { additionalProperties: false },
+);

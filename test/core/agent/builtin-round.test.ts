@@ -1,0 +1,179 @@
+import t from 'tap';
+import { AgentToolbox } from '../../../core/agent/agent-toolbox.js';
+import type { BuiltinCall, BuiltinOutcome } from '../../../core/agent/builtin-call.js';
+import { BUILTIN_LIMITS } from '../../../core/agent/builtin-limits.js';
+import { BuiltinRounds } from '../../../core/agent/builtin-round.js';
+import type { ToolCall } from '../../../core/provider/chat-provider.js';
+import { ActiveTurn } from '../../../core/turns/active-turn.js';
+import type { TurnHistory } from '../../../core/turns/turn-history.js';
+
+interface Harness {
+  turn: ActiveTurn;
+  rounds: BuiltinRounds;
+  written: string[];
+  activity: Array<Record<string, unknown>>;
+  ran: string[];
+}
+
+/** A round runner over a workspace tool that answers `answer`, and a history whose writes can fail. */
+function harness(
+  answer: BuiltinOutcome = { ok: true, output: '{"ok":1}' },
+  failing?: 'binding' | 'result',
+): Harness {
+  const turn = new ActiveTurn({
+    turnId: 'turn_1',
+    sessionId: 'ses_1',
+    operationId: 'op_1',
+    prompt: 'p',
+    workspace: '/tmp',
+    builtins: ['read_file', 'list_directory'],
+    manifest: null,
+    pin: null,
+    selected: false,
+  });
+  const written: string[] = [];
+  const ran: string[] = [];
+  const history = {
+    builtinBinding: async (_turn: ActiveTurn, call: BuiltinCall) => {
+      if (failing === 'binding') throw new Error('disk full');
+      written.push(`binding ${call.providerCallId}`);
+    },
+    builtinResult: async (_turn: ActiveTurn, call: BuiltinCall) => {
+      if (failing === 'result') throw new Error('disk full');
+      written.push(`result ${call.providerCallId}`);
+    },
+  } as unknown as TurnHistory;
+  const workspaceTools = {
+    run: async (request: { arguments: { path: string } }) => {
+      ran.push(request.arguments.path);
+      return answer;
+    },
+  };
+  const toolbox = new AgentToolbox(['read_file', 'list_directory'], {
+    workspaceTools: workspaceTools as never,
+    commands: null,
+    web: null,
+    excludedDirectories: [],
+  });
+  const activity: Array<Record<string, unknown>> = [];
+  const rounds = new BuiltinRounds({ history, toolbox, activity: (_turn, entry) => activity.push(entry) });
+  return { turn, rounds, written, activity, ran };
+}
+
+const read = (id: string, path = 'a.md'): ToolCall => ({
+  id,
+  name: 'read_file',
+  arguments: JSON.stringify({ path }),
+});
+
+t.test('bindings are durable before any call runs, each result before the model reads it', async (t) => {
+  const { turn, rounds, written, ran } = harness();
+  const texts = await rounds.run({ turn, offered: turn.builtins, parentCallId: null }, [
+    read('c1'),
+    read('c2', 'b.md'),
+  ]);
+  t.same(written.slice(0, 2), ['binding c1', 'binding c2'], 'both bound first');
+  t.same(written.slice(2).sort(), ['result c1', 'result c2']);
+  t.same(ran.sort(), ['a.md', 'b.md']);
+  t.same(
+    [...texts.entries()],
+    [
+      ['c1', '{"ok":1}'],
+      ['c2', '{"ok":1}'],
+    ],
+  );
+  t.same(
+    [...turn.builtinCalls.values()].map((call) => [call.status, call.effects]),
+    [
+      ['succeeded', 'reported'],
+      ['succeeded', 'reported'],
+    ],
+  );
+});
+
+t.test(
+  'calls are refused before anything runs: unknown tool, bad or repeated id, bad arguments',
+  async (t) => {
+    const { turn, rounds, ran, written } = harness();
+    const scope = { turn, offered: turn.builtins, parentCallId: null };
+    await rounds.run(scope, [read('c1')]);
+    const texts = await rounds.run(scope, [
+      { id: 'u1', name: 'write_file', arguments: '{"path":"x","content":""}' },
+      read('c1'),
+      read(''),
+      read('x'.repeat(129)),
+      { id: 'j1', name: 'read_file', arguments: '{"path":' },
+      { id: 's1', name: 'read_file', arguments: '{"path":"a","extra":true}' },
+      { id: 'b1', name: 'read_file', arguments: `{"path":"${'a'.repeat(BUILTIN_LIMITS.argument_bytes)}"}` },
+    ]);
+    const codes = [...texts.values()].map((text) => JSON.parse(text).error.code);
+    t.same(codes, [
+      'unknown_tool',
+      'invalid_call_id',
+      'invalid_call_id',
+      'invalid_call_id',
+      'invalid_arguments',
+      'invalid_arguments',
+      'invalid_arguments',
+    ]);
+    t.same(ran, ['a.md'], 'none of them ran');
+    t.same(written, ['binding c1', 'result c1'], 'nor was bound');
+  },
+);
+
+t.test('a turn makes at most 128 built-in calls; later ones are refused', async (t) => {
+  const { turn, rounds, ran } = harness();
+  const scope = { turn, offered: turn.builtins, parentCallId: null };
+  for (let round = 0; round < 2; round++) {
+    await rounds.run(
+      scope,
+      Array.from({ length: 64 }, (_, i) => read(`r${round}-${i}`)),
+    );
+  }
+  t.equal(ran.length, BUILTIN_LIMITS.calls_per_turn, 'exactly at the bound');
+  const texts = await rounds.run(scope, [read('one-more')]);
+  t.match(JSON.parse(texts.get('one-more')!), { error: { code: 'call_limit' } }, 'one past it');
+  t.equal(ran.length, BUILTIN_LIMITS.calls_per_turn);
+});
+
+t.test('an output over the bound fails the call instead of being cut', async (t) => {
+  const exactly = { ok: true as const, output: 'x'.repeat(BUILTIN_LIMITS.output_bytes) };
+  const at = harness(exactly);
+  const kept = await at.rounds.run({ turn: at.turn, offered: at.turn.builtins, parentCallId: null }, [
+    read('c1'),
+  ]);
+  t.equal(kept.get('c1'), exactly.output, 'exactly at the bound it is the result');
+  const over = harness({ ok: true, output: `${exactly.output}y` });
+  const failed = await over.rounds.run({ turn: over.turn, offered: over.turn.builtins, parentCallId: null }, [
+    read('c1'),
+  ]);
+  t.match(JSON.parse(failed.get('c1')!), { error: { code: 'output_too_large' } });
+  t.equal([...over.turn.builtinCalls.values()][0]?.status, 'failed');
+});
+
+t.test('a binding that cannot be written fails the turn and runs nothing', async (t) => {
+  const { turn, rounds, ran } = harness(undefined, 'binding');
+  await rounds.run({ turn, offered: turn.builtins, parentCallId: null }, [read('c1')]);
+  t.same(ran, []);
+  t.match(turn.ending, { status: 'failed', code: 'internal_error' });
+  t.match([...turn.builtinCalls.values()][0], { status: 'cancelled', effects: 'not_dispatched' });
+});
+
+t.test('a result that cannot be written fails the turn; the call stays uncertain', async (t) => {
+  const { turn, rounds, ran } = harness(undefined, 'result');
+  await rounds.run({ turn, offered: turn.builtins, parentCallId: null }, [read('c1')]);
+  t.same(ran, ['a.md']);
+  t.match(turn.ending, { status: 'failed', code: 'internal_error' });
+  t.match([...turn.builtinCalls.values()][0], { status: 'cancelled', effects: 'uncertain' });
+});
+
+t.test('a subagent’s calls carry their parent in activity', async (t) => {
+  const { turn, rounds, activity } = harness();
+  await rounds.run({ turn, offered: turn.builtins, parentCallId: 'call_parent' }, [read('c1')]);
+  t.equal(activity.length, 2);
+  t.ok(activity.every((entry) => typeof entry.parent === 'string' && (entry.parent as string).length === 16));
+  t.same(
+    activity.map((entry) => entry.status),
+    ['pending', 'succeeded'],
+  );
+});
