@@ -1,5 +1,4 @@
 import { dirname } from 'node:path';
-import pino from 'pino';
 import { ConfigError } from '../config/config-file.js';
 import type { ServeSettings } from '../config/settings.js';
 import { EndpointError } from '../core/endpoint/endpoint-error.js';
@@ -17,6 +16,7 @@ import {
 } from '../core/endpoint/socket-path.js';
 import { HistoryUnavailableError } from '../core/history/history-unavailable.js';
 import { buildApp } from '../plugins/app.js';
+import { daemonLog } from './daemon-log.js';
 import { stopped } from './stopped.js';
 
 /**
@@ -25,10 +25,8 @@ import { stopped } from './stopped.js';
  * exits 0. Only the holder of both locks ever replaces or removes the socket.
  */
 export async function serve(settings: ServeSettings): Promise<number> {
-  const log = pino(
-    { level: settings.logLevel, base: { pid: process.pid } },
-    pino.destination({ dest: 2, sync: true }),
-  );
+  const daemon = daemonLog(settings.logLevel);
+  const { log } = daemon;
   process.umask(0o077);
   const locks: LifetimeLock[] = [];
   try {
@@ -78,7 +76,7 @@ export async function serve(settings: ServeSettings): Promise<number> {
       clearInterval(watch);
       await app.close();
       if (unpublish && identity) unpublishSocket(settings.socket, identity);
-      stopped(app, locks, log, code, exit);
+      stopped(app, locks, daemon, code, exit);
     })();
   };
 

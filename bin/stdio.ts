@@ -1,5 +1,4 @@
 import type { Readable, Writable } from 'node:stream';
-import pino from 'pino';
 import { ConfigError } from '../config/config-file.js';
 import type { StdioSettings } from '../config/settings.js';
 import { EndpointError } from '../core/endpoint/endpoint-error.js';
@@ -7,6 +6,7 @@ import { lockHome, OWNERSHIP_CHECK_MS } from '../core/endpoint/home-lock.js';
 import type { LifetimeLock } from '../core/endpoint/lifetime-lock.js';
 import { HistoryUnavailableError } from '../core/history/history-unavailable.js';
 import { buildApp } from '../plugins/app.js';
+import { daemonLog } from './daemon-log.js';
 import { stopped } from './stopped.js';
 
 export interface StdioStreams {
@@ -28,10 +28,8 @@ export async function stdio(
   settings: StdioSettings,
   streams: StdioStreams = PROCESS_STREAMS,
 ): Promise<number> {
-  const log = pino(
-    { level: settings.logLevel, base: { pid: process.pid } },
-    pino.destination({ dest: 2, sync: true }),
-  );
+  const daemon = daemonLog(settings.logLevel);
+  const { log } = daemon;
   process.umask(0o077);
   let lock: LifetimeLock;
   try {
@@ -85,7 +83,7 @@ export async function stdio(
       }
       await app.close();
       await outputClosed;
-      stopped(app, [lock], log, code, exit);
+      stopped(app, [lock], daemon, code, exit);
     })();
   };
 

@@ -1,9 +1,9 @@
-import type { Logger } from 'pino';
 import { nativeAddon } from '../core/endpoint/native.js';
+import type { DaemonLog } from './daemon-log.js';
 
 /**
  * The last step of a stop, once the app is closed: releases the locks, says so and hands `code` to `exit`.
- * When a capture thread is still blocked on the filesystem, `process.exit()` would wait for it forever, so
+ * When a capture or workspace tool thread is still blocked on the filesystem, `process.exit()` would wait for it forever, so
  * the process ends at once instead; the kernel cannot reap it before that read returns, so its locks are
  * left to the kernel, which lets them go with the process: until then the home stays locked and no other
  * daemon starts on it.
@@ -11,7 +11,7 @@ import { nativeAddon } from '../core/endpoint/native.js';
 export function stopped(
   app: { capture: { abandoned: boolean }; agent: { abandoned: boolean } },
   locks: ReadonlyArray<{ release(): void }>,
-  log: Logger,
+  { log, flushSync }: DaemonLog,
   code: number,
   exit: (code: number) => void,
 ): void {
@@ -19,7 +19,7 @@ export function stopped(
     log.warn(
       'exiting with a thread still waiting on the filesystem: the process ends, and the home lock is let go, only once the filesystem answers it',
     );
-    // The log is written synchronously, so the line is out before the process ends.
+    flushSync();
     nativeAddon().exitNow(code);
   }
   for (const lock of locks) lock.release();

@@ -233,7 +233,7 @@ t.test(
     const last = logLines(magid.stderr).at(-1);
     t.match(
       last,
-      { level: 40, msg: /home lock is let go, only once the filesystem answers that read/ },
+      { level: 40, msg: /home lock is let go, only once the filesystem answers it/ },
       'the last line says the home stays locked until the read returns',
     );
     t.notOk(

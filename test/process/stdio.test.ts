@@ -139,8 +139,9 @@ t.test('every answer is flushed to a slow reader before the process exits', asyn
   await client.initialize([]);
   const stdout = magid.child.stdout!;
   stdout.pause();
-  // Far more than a pipe holds: most of it waits in the daemon until the reader reads.
-  const pipelined = 3000;
+  // Far more than a pipe holds, so most of it waits in the daemon until the reader reads, and less than the
+  // 1 MiB past which the daemon would stop reading stdin and so never see its end.
+  const pipelined = 2000;
   const ids = Array.from({ length: pipelined }, () => client.send('status'));
   client.close();
   await logged(magid, 'stopping', WAIT_MS);
