@@ -1,11 +1,14 @@
 import { join } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import type { ToolsSection } from '../config/config-file.js';
+import type { McpServerSection, ToolsSection } from '../config/config-file.js';
 import { AgentToolbox } from '../core/agent/agent-toolbox.js';
 import { configuredBuiltins } from '../core/agent/builtin-selection.js';
+import { readHomeInstructions } from '../core/agent/home-instructions.js';
 import type { Clock } from '../core/clock.js';
+import { McpServers } from '../core/mcp/mcp-servers.js';
 import { CommandSandbox, credentialHiddenPaths, probeSandbox } from '../core/sandbox/command-sandbox.js';
+import { loadInstalledSkills, skillIndex } from '../core/skills/installed-skills.js';
 import { WebFetcher } from '../core/web/web-fetch.js';
 import { WorkspaceTools } from '../core/workspace/workspace-tools.js';
 
@@ -20,6 +23,9 @@ export interface AgentPluginOptions {
   clock: Clock;
   home: string;
   tools: ToolsSection;
+  mcpServers: Readonly<Record<string, McpServerSection>>;
+  /** The skills discovered in `<home>/skills` at startup, and the names the configuration disables. */
+  skills: { discovered: readonly string[]; disabled: readonly string[] };
   environment: ToolEnvironment;
   /** How long closing waits for a workspace tool still working. */
   drainMs: number;
@@ -30,7 +36,11 @@ export type CommandToolState = 'off' | 'unavailable' | 'offered';
 
 export interface AgentTools {
   readonly toolbox: AgentToolbox;
+  /** Read once at startup: the home's `AGENTS.md` and the installed skills' index ('' when absent). */
+  readonly instructions: { home: string; skillIndex: string };
   readonly runCommand: CommandToolState;
+  /** The configured MCP servers; null when none is. */
+  readonly mcp: McpServers | null;
   /** True once the daemon closed while a workspace tool was still blocked on the filesystem. */
   readonly abandoned: boolean;
 }
@@ -42,13 +52,26 @@ declare module 'fastify' {
 }
 
 /**
- * The daemon's own tools: what the configuration turns on, the sandbox `run_command` needs (probed once at
- * startup: without a working `bwrap` the tool is not offered and nothing runs unsandboxed), the workspace
- * tools' threads and the fetcher. Closing kills every command and stops the threads.
+ * The daemon's own agent, set up once at startup: what the configuration turns on, the sandbox `run_command`
+ * needs (probed: without a working `bwrap` the tool is not offered and nothing runs unsandboxed), the
+ * workspace tools' threads, the fetcher, the installed skills and the home's `AGENTS.md` (a skill or a
+ * file that cannot be used is skipped with a warning naming it), and the MCP servers, started in the
+ * background so that none delays the daemon. Closing kills every command, stops every server and the
+ * threads.
  */
 const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) => {
   const { clock, home, tools, environment } = options;
-  const wanted = configuredBuiltins(tools);
+  const log = fastify.log;
+  const installed = loadInstalledSkills(home, options.skills.discovered, options.skills.disabled);
+  for (const { skill, reason } of installed.skipped)
+    log.warn({ skill, reason }, 'an installed skill was skipped');
+  const homeInstructions = readHomeInstructions(home);
+  if ('refused' in homeInstructions && homeInstructions.refused) {
+    log.warn({ reason: homeInstructions.refused }, 'the home AGENTS.md was not read');
+  }
+  const wanted = configuredBuiltins(tools).filter(
+    (name) => name !== 'load_skill' || installed.skills.length > 0,
+  );
   let commands: CommandSandbox | null = null;
   let runCommand: CommandToolState = 'off';
   if (wanted.includes('run_command')) {
@@ -72,20 +95,39 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
     ? new WebFetcher({ clock, allowPrivateAddresses: tools.web_fetch.allow_private_addresses })
     : null;
   const workspaceTools = new WorkspaceTools({ clock });
+  const mcp =
+    Object.keys(options.mcpServers).length > 0
+      ? new McpServers({
+          clock,
+          servers: options.mcpServers,
+          cwd: home,
+          warn: (fields, message) => log.warn(fields, message),
+        })
+      : null;
   const toolbox = new AgentToolbox(
     wanted.filter((name) => name !== 'run_command' || commands !== null),
-    { workspaceTools, commands, web, excludedDirectories: [home, join(home, 'state')] },
+    {
+      workspaceTools,
+      commands,
+      web,
+      excludedDirectories: [home, join(home, 'state')],
+      skills: installed.skills,
+      mcp,
+    },
   );
   let abandoned = false;
   fastify.decorate('agent', {
     toolbox,
+    instructions: { home: homeInstructions.text, skillIndex: skillIndex(installed.skills) },
     runCommand,
+    mcp,
     get abandoned() {
       return abandoned;
     },
   } satisfies AgentTools);
+  mcp?.start();
   fastify.addHook('onClose', async () => {
-    await commands?.close();
+    await Promise.all([commands?.close(), mcp?.close()]);
     if (await workspaceTools.close(options.drainMs)) return;
     abandoned = true;
     fastify.log.warn(

@@ -8,9 +8,10 @@ import Fastify, {
   type FastifyInstance,
   LogController,
 } from 'fastify';
-import { loadCatalog } from '../config/catalog.js';
+import { catalogOf } from '../config/catalog.js';
 import { loadConfigFile } from '../config/config-file.js';
 import { removeStaleHomeTemporaries } from '../config/home-files.js';
+import { discoverSkills } from '../config/skills.js';
 import { CaptureThread } from '../core/capture/capture-thread.js';
 import type { WorkspaceReader } from '../core/capture/workspace-reader.js';
 import { type Clock, systemClock } from '../core/clock.js';
@@ -115,7 +116,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
   // The config file is read once: the name catalog and the provider both take their sections from it.
   const config = loadConfigFile(options.home);
-  const catalog = options.catalog ?? loadCatalog(options.home, config);
+  const discoveredSkills = discoverSkills(options.home);
+  const catalog = options.catalog ?? catalogOf(config, discoveredSkills);
   const instanceId = newId('inst');
   const capacity = connectionCapacity(openFilesLimit());
   let listener: Listener | undefined;
@@ -217,6 +219,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clock,
     home: options.home,
     tools: config.tools,
+    mcpServers: config.mcp_servers,
+    skills: { discovered: discoveredSkills, disabled: config.skills.disabled },
     environment: options.toolEnvironment ?? DEFAULT_TOOL_ENVIRONMENT,
     drainMs: SERVICE_LIMITS.capture_drain_ms,
   });

@@ -32,6 +32,7 @@ const turns: FastifyPluginAsync<{ clock: Clock }> = async (fastify, { clock }) =
     operations: fastify.operations,
     holdIdle: () => fastify.idle.hold(),
     toolbox: fastify.agent.toolbox,
+    instructions: fastify.agent.instructions,
     firstTurnCompleted: (sessionId, prompt, answer, selection) =>
       fastify.titles?.firstTurnCompleted(sessionId, prompt, answer, selection),
     sink: {

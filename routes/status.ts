@@ -19,6 +19,20 @@ const Result = Type.Object({
     /** `off` unless configured; `unavailable` when configured but the sandbox cannot run here. */
     run_command: Type.Union([Type.Literal('off'), Type.Literal('unavailable'), Type.Literal('offered')]),
   }),
+  /** Each configured MCP server: its name, state and how many tools it offers now. */
+  mcp_servers: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      state: Type.Union([
+        Type.Literal('starting'),
+        Type.Literal('ready'),
+        Type.Literal('restarting'),
+        Type.Literal('failed'),
+        Type.Literal('stopped'),
+      ]),
+      tools: Type.Integer(),
+    }),
+  ),
 });
 
 /**
@@ -44,6 +58,7 @@ const status: FastifyPluginAsyncTypebox = async (fastify) => {
         sessions: fastify.history.countSessions(),
         active_turns: fastify.turns.activeCount,
         tools: { builtin: [...fastify.agent.toolbox.offered], run_command: fastify.agent.runCommand },
+        mcp_servers: fastify.agent.mcp?.status() ?? [],
       };
     },
   );

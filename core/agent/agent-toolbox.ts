@@ -1,21 +1,29 @@
 import { resolve } from 'node:path';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import type { McpServers, McpTool } from '../mcp/mcp-servers.js';
 import type { FunctionTool } from '../provider/chat-provider.js';
 import type { BuiltinToolName } from '../resources/builtin-tools.js';
+import { MCP_TOOL_PREFIX } from '../resources/names.js';
 import type { CommandSandbox } from '../sandbox/command-sandbox.js';
 import { COMMAND_LIMITS, commandResultText } from '../sandbox/command-sandbox.js';
+import { type InstalledSkill, loadSkillText } from '../skills/installed-skills.js';
 import type { WebFetcher } from '../web/web-fetch.js';
-import { WORKSPACE_TOOL_PARAMETERS, type WorkspaceTools } from '../workspace/workspace-tools.js';
-import type { BuiltinCall, BuiltinOutcome } from './builtin-call.js';
+import {
+  WORKSPACE_TOOL_LIMITS,
+  WORKSPACE_TOOL_PARAMETERS,
+  type WorkspaceTools,
+} from '../workspace/workspace-tools.js';
 import {
   COMMAND_PARAMETERS,
   PLAN_PARAMETERS,
+  SKILL_PARAMETERS,
   SUBAGENT_PARAMETERS,
   WEB_FETCH_PARAMETERS,
 } from './builtin-parameters.js';
+import type { DaemonCall, ToolOutcome } from './daemon-call.js';
 
-/** The services behind the built-in tools, created once per daemon. */
+/** The services behind the daemon's tools, created once per daemon. */
 export interface AgentServices {
   workspaceTools: WorkspaceTools;
   /** The sandbox `run_command` runs in; null when the tool is not offered. */
@@ -24,6 +32,10 @@ export interface AgentServices {
   web: WebFetcher | null;
   /** The daemon's own state, which no workspace tool reads or writes. */
   excludedDirectories: readonly string[];
+  /** The skills installed in the home, read at startup; `load_skill` gives their text. */
+  skills: readonly InstalledSkill[];
+  /** The configured MCP servers; null when none is. */
+  mcp: McpServers | null;
 }
 
 interface Definition {
@@ -75,19 +87,28 @@ const DEFINITIONS: Readonly<Record<Exclude<BuiltinToolName, 'web_search'>, Defin
       'Hand a self-contained task to a subagent with the workspace and command tools (not this one) and get its final answer.',
     parameters: SUBAGENT_PARAMETERS,
   },
+  load_skill: {
+    description: 'Load the full instructions of an installed skill, by the name the skill index gives.',
+    parameters: SKILL_PARAMETERS,
+  },
 };
 
 const VALIDATORS = new Map(
   Object.entries(DEFINITIONS).map(([name, definition]) => [name, Compile(definition.parameters)] as const),
 );
 
-const UNAVAILABLE: BuiltinOutcome = { ok: false, code: 'unavailable', message: 'the tool is not available' };
-const ROOT_WORKSPACE: BuiltinOutcome = {
+const UNAVAILABLE: ToolOutcome = { ok: false, code: 'unavailable', message: 'the tool is not available' };
+const UNKNOWN_SKILL: ToolOutcome = {
+  ok: false,
+  code: 'unknown_skill',
+  message: 'no installed skill has that name',
+};
+const ROOT_WORKSPACE: ToolOutcome = {
   ok: false,
   code: 'workspace_not_allowed',
   message: 'the tool does not write to a workspace that is the filesystem root',
 };
-const COMMAND_FAILED: BuiltinOutcome = {
+const COMMAND_FAILED: ToolOutcome = {
   ok: false,
   code: 'command_failed',
   message: 'the command could not be started',
@@ -96,10 +117,13 @@ const COMMAND_FAILED: BuiltinOutcome = {
 /** The tools that change files: they refuse a workspace that is the whole filesystem. */
 const WRITING_TOOLS: ReadonlySet<BuiltinToolName> = new Set(['write_file', 'edit_file', 'run_command']);
 
+/** A workspace's own instructions, `AGENTS.md` at its root, as far as one read window goes. */
+const WORKSPACE_INSTRUCTIONS = { path: 'AGENTS.md', length: WORKSPACE_TOOL_LIMITS.read_length_max };
+
 /**
- * The daemon's own tools as offered and run: their definitions for the provider, the check of a call's
- * arguments, and the run of every tool that is not the turn's own business (plans and subagents are run by
- * the turn). What is offered is decided once, at startup.
+ * The daemon's own tools as offered and run: the built-in tools decided at startup, the MCP servers' tools
+ * ready at each turn's admission, their definitions for the provider, the check of a call's arguments, and
+ * the run of every tool that is not the turn's own business (plans and subagents are run by the turn).
  */
 export class AgentToolbox {
   readonly offered: readonly BuiltinToolName[];
@@ -110,14 +134,22 @@ export class AgentToolbox {
     this.#services = services;
   }
 
-  /** What a subagent may call: the offered tools but `spawn_agent` (depth 1) and `update_plan` (the turn's). */
-  get forSubagent(): readonly BuiltinToolName[] {
-    return this.offered.filter((name) => name !== 'spawn_agent' && name !== 'update_plan');
+  /** The MCP tools ready now: what a turn admitted now may call for its whole life. */
+  mcpTools(): readonly McpTool[] {
+    return this.#services.mcp?.tools() ?? [];
   }
 
-  /** The provider's view of `names`, in their order. */
-  definitions(names: readonly BuiltinToolName[]): FunctionTool[] {
-    return names.flatMap((name) => {
+  /**
+   * What a subagent may call: the turn's built-ins but `spawn_agent` (depth 1) and `update_plan` (the
+   * turn's own), and the turn's MCP tools.
+   */
+  forSubagent(builtins: readonly BuiltinToolName[]): readonly BuiltinToolName[] {
+    return builtins.filter((name) => name !== 'spawn_agent' && name !== 'update_plan');
+  }
+
+  /** The provider's view of built-in tools `names` and of MCP tools `mcp`, in their order. */
+  definitions(names: readonly BuiltinToolName[], mcp: readonly McpTool[] = []): FunctionTool[] {
+    const builtins = names.flatMap((name) => {
       const definition = name === 'web_search' ? undefined : DEFINITIONS[name];
       return definition
         ? [
@@ -129,18 +161,50 @@ export class AgentToolbox {
           ]
         : [];
     });
+    return [
+      ...builtins,
+      ...mcp.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.inputSchema,
+      })),
+    ];
   }
 
-  /** Whether `args` satisfy the tool's argument schema exactly. */
-  accepts(name: BuiltinToolName, args: unknown): boolean {
+  /**
+   * Whether `args` satisfy the tool's arguments: a built-in's schema exactly; for an MCP tool a JSON object,
+   * which its server checks against its own schema.
+   */
+  accepts(name: string, args: unknown): boolean {
+    if (name.startsWith(MCP_TOOL_PREFIX))
+      return typeof args === 'object' && args !== null && !Array.isArray(args);
     return VALIDATORS.get(name)?.Check(args) === true;
   }
 
-  /** Runs a workspace, command or web call; never rejects. */
-  async run(call: BuiltinCall, context: { workspace: string; signal: AbortSignal }): Promise<BuiltinOutcome> {
-    const { workspaceTools, commands, web, excludedDirectories } = this.#services;
+  /**
+   * The workspace's `AGENTS.md`, read through the workspace tools' walk (no symlink, no hard link, no
+   * credential path, UTF-8 text), or null when there is none or it cannot be used: larger than one read
+   * window, refused, or the turn ended first.
+   */
+  async workspaceInstructions(workspace: string, signal: AbortSignal): Promise<string | null> {
+    const { workspaceTools, excludedDirectories } = this.#services;
+    const read = await workspaceTools.run(
+      { tool: 'read_file', workspace, excludedDirectories, arguments: { ...WORKSPACE_INSTRUCTIONS } },
+      signal,
+    );
+    if (!read.ok) return null;
+    const window = JSON.parse(read.output) as { content: string; next_offset: number | null };
+    return window.next_offset === null && window.content.trim() !== '' ? window.content : null;
+  }
+
+  /** Runs a workspace, command, web, skill or MCP call; never rejects. */
+  async run(call: DaemonCall, context: { workspace: string; signal: AbortSignal }): Promise<ToolOutcome> {
+    const { workspaceTools, commands, web, excludedDirectories, skills, mcp } = this.#services;
     const args = call.arguments;
-    if (WRITING_TOOLS.has(call.name) && resolve(context.workspace) === '/') return ROOT_WORKSPACE;
+    if (call.kind === 'mcp') return mcp ? mcp.call(call.name, args, context.signal) : UNAVAILABLE;
+    if (WRITING_TOOLS.has(call.name as BuiltinToolName) && resolve(context.workspace) === '/') {
+      return ROOT_WORKSPACE;
+    }
     switch (call.name) {
       case 'read_file':
       case 'list_directory':
@@ -168,6 +232,10 @@ export class AgentToolbox {
       }
       case 'web_fetch':
         return web ? web.fetch(args.url as string, context.signal) : UNAVAILABLE;
+      case 'load_skill': {
+        const text = loadSkillText(skills, args.name as string);
+        return text === null ? UNKNOWN_SKILL : { ok: true, output: text };
+      }
       default:
         return UNAVAILABLE;
     }

@@ -52,3 +52,14 @@ export const SUBAGENT_PARAMETERS: TSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const SKILL_PARAMETERS: TSchema = Type.Object(
+  {
+    name: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'The skill, as the skill index names it.',
+    }),
+  },
+  { additionalProperties: false },
+);

@@ -1,40 +1,47 @@
-import type { BuiltinToolName } from '../resources/builtin-tools.js';
 import type { ExternalEffects } from '../turns/application-call.js';
 
-/** What a built-in tool gave: the text the model reads, or a fixed error. */
-export type BuiltinOutcome = { ok: true; output: string } | { ok: false; code: string; message: string };
+/** What a tool the daemon runs gave: the text the model reads, or a fixed error. */
+export type ToolOutcome = { ok: true; output: string } | { ok: false; code: string; message: string };
 
-export type BuiltinCallStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+export type DaemonCallStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+
+/** Who runs a daemon call: the daemon itself, or one of the MCP servers it started. */
+export type DaemonToolKind = 'builtin' | 'mcp';
 
 /**
- * One call of a built-in tool: admitted, bound durably, run once (never again, not after a restart), and
- * ended by its outcome or by its turn. Its arguments stay in memory for the run only.
+ * One call of a tool the daemon runs, a built-in tool or an MCP server's: admitted, bound durably, run once
+ * (never again, not after a restart), and ended by its outcome or by its turn. Its arguments stay in memory
+ * for the run only.
  */
-export class BuiltinCall {
+export class DaemonCall {
   readonly callId: string;
   readonly providerCallId: string;
-  readonly name: BuiltinToolName;
+  /** The tool's name as the model sees it (`mcp_<server>_<tool>` for an MCP server's). */
+  readonly name: string;
+  readonly kind: DaemonToolKind;
   /** The `spawn_agent` call whose subagent made this call, or null for the turn's own calls. */
   readonly parentCallId: string | null;
   readonly arguments: Record<string, unknown>;
-  #status: BuiltinCallStatus = 'pending';
+  #status: DaemonCallStatus = 'pending';
   #effects: ExternalEffects = 'not_dispatched';
 
   constructor(init: {
     callId: string;
     providerCallId: string;
-    name: BuiltinToolName;
+    name: string;
+    kind: DaemonToolKind;
     parentCallId: string | null;
     arguments: Record<string, unknown>;
   }) {
     this.callId = init.callId;
     this.providerCallId = init.providerCallId;
     this.name = init.name;
+    this.kind = init.kind;
     this.parentCallId = init.parentCallId;
     this.arguments = init.arguments;
   }
 
-  get status(): BuiltinCallStatus {
+  get status(): DaemonCallStatus {
     return this.#status;
   }
 
@@ -48,7 +55,7 @@ export class BuiltinCall {
   }
 
   /** Its outcome is durable. */
-  reported(outcome: BuiltinOutcome): void {
+  reported(outcome: ToolOutcome): void {
     if (this.#status !== 'pending') return;
     this.#status = outcome.ok ? 'succeeded' : 'failed';
     this.#effects = 'reported';

@@ -1,66 +1,68 @@
 import { newId } from '../ids.js';
 import type { ToolCall } from '../provider/chat-provider.js';
-import type { BuiltinToolName } from '../resources/builtin-tools.js';
+import { MCP_TOOL_PREFIX } from '../resources/names.js';
 import { utf8ByteLength } from '../resources/unicode.js';
 import type { ActiveTurn } from '../turns/active-turn.js';
 import { hashedId, toolErrorText } from '../turns/call-dispatcher.js';
 import { TurnEnding } from '../turns/turn-failure.js';
 import type { TurnHistory } from '../turns/turn-history.js';
 import type { AgentToolbox } from './agent-toolbox.js';
-import { BuiltinCall, type BuiltinOutcome } from './builtin-call.js';
 import { BUILTIN_LIMITS } from './builtin-limits.js';
+import { DaemonCall, type ToolOutcome } from './daemon-call.js';
 
-/** Why a built-in call was answered without running; the model reads these codes. */
+/** Why a daemon call was answered without running; the model reads these codes. */
 const REFUSED = {
   unknown_tool: 'no such tool in this turn',
   invalid_call_id: 'the call id is empty, too long, or repeated in this turn',
   invalid_arguments: "the arguments do not satisfy the tool's input schema",
-  call_limit: 'the turn cannot make more built-in calls',
+  call_limit: "the turn cannot make more calls of the daemon's tools",
 } as const;
 
 /** The calls a round may make, and who made them: the turn itself, or one of its subagents. */
-export interface BuiltinScope {
+export interface ToolScope {
   turn: ActiveTurn;
-  offered: readonly BuiltinToolName[];
+  /** The names of the built-in and MCP tools the round may call. */
+  offered: readonly string[];
   /** The `spawn_agent` call of the subagent whose round this is, or null. */
   parentCallId: string | null;
   /** Runs the subagent of a `spawn_agent` call; absent where subagents cannot be spawned. */
-  subagent?: (call: BuiltinCall) => Promise<BuiltinOutcome>;
+  subagent?: (call: DaemonCall) => Promise<ToolOutcome>;
   /** Runs an `update_plan` call; absent where no plan is kept. */
-  plan?: (call: BuiltinCall) => BuiltinOutcome;
+  plan?: (call: DaemonCall) => ToolOutcome;
 }
 
-export interface BuiltinRoundOptions {
+export interface DaemonRoundOptions {
   history: TurnHistory;
   toolbox: AgentToolbox;
   activity: (turn: ActiveTurn, activity: Record<string, unknown>) => void;
 }
 
 /**
- * The built-in calls of one model round: each is admitted or answered with a fixed error; the admitted
+ * The calls of one model round to tools the daemon runs (built-in tools and MCP servers' tools): each is
+ * admitted or answered with a fixed error; the admitted
  * ones are bound durably together, then run in parallel, and each outcome is durable before the model
  * reads it. A call is run once: after a restart, a bound call without a recorded outcome is `uncertain`
  * and nothing runs it again. Activity names each call by a hash of its id and its status only.
  */
-export class BuiltinRounds {
-  readonly #options: BuiltinRoundOptions;
+export class DaemonRounds {
+  readonly #options: DaemonRoundOptions;
 
-  constructor(options: BuiltinRoundOptions) {
+  constructor(options: DaemonRoundOptions) {
     this.#options = options;
   }
 
   /** Resolves with the text of each call's tool message, by provider call id, once every call has ended. */
-  async run(scope: BuiltinScope, toolCalls: readonly ToolCall[]): Promise<Map<string, string>> {
+  async run(scope: ToolScope, toolCalls: readonly ToolCall[]): Promise<Map<string, string>> {
     const { turn } = scope;
     const texts = new Map<string, string>();
-    const admitted: BuiltinCall[] = [];
+    const admitted: DaemonCall[] = [];
     for (const toolCall of toolCalls) {
       const call = this.#admit(scope, toolCall);
       if (typeof call === 'string') texts.set(toolCall.id, toolErrorText(call, REFUSED[call]));
       else admitted.push(call);
     }
     try {
-      await Promise.all(admitted.map((call) => this.#options.history.builtinBinding(turn, call)));
+      await Promise.all(admitted.map((call) => this.#options.history.daemonBinding(turn, call)));
     } catch {
       for (const call of admitted) call.cancelled();
       turn.end(new TurnEnding('failed', 'internal_error'));
@@ -76,10 +78,10 @@ export class BuiltinRounds {
     return texts;
   }
 
-  #admit(scope: BuiltinScope, toolCall: ToolCall): BuiltinCall | keyof typeof REFUSED {
+  #admit(scope: ToolScope, toolCall: ToolCall): DaemonCall | keyof typeof REFUSED {
     const { turn, offered } = scope;
-    const name = offered.find((candidate) => candidate === toolCall.name);
-    if (!name) return 'unknown_tool';
+    const name = toolCall.name;
+    if (!offered.includes(name)) return 'unknown_tool';
     const idBytes = utf8ByteLength(toolCall.id);
     if (idBytes === 0 || idBytes > 128 || turn.providerCallIds.has(toolCall.id)) return 'invalid_call_id';
     if (utf8ByteLength(toolCall.arguments) > BUILTIN_LIMITS.argument_bytes) return 'invalid_arguments';
@@ -90,20 +92,21 @@ export class BuiltinRounds {
       return 'invalid_arguments';
     }
     if (!this.#options.toolbox.accepts(name, parsed)) return 'invalid_arguments';
-    if (turn.builtinCalls.size >= BUILTIN_LIMITS.calls_per_turn) return 'call_limit';
-    const call = new BuiltinCall({
+    if (turn.daemonCalls.size >= BUILTIN_LIMITS.calls_per_turn) return 'call_limit';
+    const call = new DaemonCall({
       callId: newId('call'),
       providerCallId: toolCall.id,
       name,
+      kind: name.startsWith(MCP_TOOL_PREFIX) ? 'mcp' : 'builtin',
       parentCallId: scope.parentCallId,
       arguments: parsed as Record<string, unknown>,
     });
     turn.providerCallIds.add(toolCall.id);
-    turn.builtinCalls.set(call.callId, call);
+    turn.daemonCalls.set(call.callId, call);
     return call;
   }
 
-  async #runOne(scope: BuiltinScope, call: BuiltinCall): Promise<string> {
+  async #runOne(scope: ToolScope, call: DaemonCall): Promise<string> {
     const { turn } = scope;
     call.started();
     this.#activity(scope, call);
@@ -113,7 +116,7 @@ export class BuiltinRounds {
       return '';
     }
     try {
-      await this.#options.history.builtinResult(turn, call, outcome);
+      await this.#options.history.daemonResult(turn, call, outcome);
     } catch {
       call.cancelled();
       turn.end(new TurnEnding('failed', 'internal_error'));
@@ -124,7 +127,7 @@ export class BuiltinRounds {
     return outcome.ok ? outcome.output : toolErrorText(outcome.code, outcome.message);
   }
 
-  #execute(scope: BuiltinScope, call: BuiltinCall): Promise<BuiltinOutcome> {
+  #execute(scope: ToolScope, call: DaemonCall): Promise<ToolOutcome> {
     if (call.name === 'spawn_agent' && scope.subagent) return scope.subagent(call);
     if (call.name === 'update_plan' && scope.plan) return Promise.resolve(scope.plan(call));
     return this.#options.toolbox.run(call, {
@@ -133,7 +136,7 @@ export class BuiltinRounds {
     });
   }
 
-  #activity(scope: BuiltinScope, call: BuiltinCall): void {
+  #activity(scope: ToolScope, call: DaemonCall): void {
     this.#options.activity(scope.turn, {
       kind: 'tool_call',
       call: hashedId(call.callId),
@@ -144,7 +147,7 @@ export class BuiltinRounds {
 }
 
 /** A tool whose text would pass the output bound fails instead: the model never reads a silently cut result. */
-function bounded(outcome: BuiltinOutcome): BuiltinOutcome {
+function bounded(outcome: ToolOutcome): ToolOutcome {
   if (!outcome.ok || utf8ByteLength(outcome.output) <= BUILTIN_LIMITS.output_bytes) return outcome;
   return { ok: false, code: 'output_too_large', message: 'the tool output exceeds the output bound' };
 }

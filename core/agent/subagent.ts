@@ -7,8 +7,8 @@ import type {
 } from '../provider/chat-provider.js';
 import { ProviderError } from '../provider/provider-error.js';
 import { cutUtf8, utf8ByteLength } from '../resources/unicode.js';
-import type { BuiltinOutcome } from './builtin-call.js';
 import { BUILTIN_LIMITS } from './builtin-limits.js';
+import type { ToolOutcome } from './daemon-call.js';
 
 /** The subagent's system message: who it is working for, and that its last answer is all that returns. */
 export const SUBAGENT_INSTRUCTION =
@@ -31,7 +31,7 @@ export interface SubagentWork {
  * built-in tools only. Its text is not streamed; its final answer, cut to BUILTIN_LIMITS.subagent_answer_bytes,
  * is the `spawn_agent` call's result. A provider failure or too many rounds fail the call, not the turn.
  */
-export async function runSubagent(work: SubagentWork): Promise<BuiltinOutcome> {
+export async function runSubagent(work: SubagentWork): Promise<ToolOutcome> {
   const messages: ConversationMessage[] = [{ role: 'user', content: work.task }];
   try {
     for (let round = 0; round < BUILTIN_LIMITS.subagent_rounds; round++) {
@@ -68,9 +68,9 @@ export async function runSubagent(work: SubagentWork): Promise<BuiltinOutcome> {
   }
 }
 
-const CANCELLED: BuiltinOutcome = { ok: false, code: 'cancelled', message: 'the turn ended' };
+const CANCELLED: ToolOutcome = { ok: false, code: 'cancelled', message: 'the turn ended' };
 
-function answerOutcome(text: string): BuiltinOutcome {
+function answerOutcome(text: string): ToolOutcome {
   const answer = cutUtf8(text, BUILTIN_LIMITS.subagent_answer_bytes);
   return { ok: true, output: JSON.stringify({ answer, truncated: answer !== text }) };
 }

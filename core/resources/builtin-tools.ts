@@ -13,17 +13,22 @@ export const BUILTIN_TOOL_NAMES = Object.freeze([
   'web_search',
   'update_plan',
   'spawn_agent',
+  'load_skill',
 ] as const);
 
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 
-/** Offered to the model unless the configuration disables them: none of them changes anything outside. */
+/**
+ * Offered to the model unless the configuration disables them: none of them changes anything outside
+ * (`load_skill` only where skills are installed).
+ */
 export const DEFAULT_BUILTIN_TOOLS = Object.freeze([
   'read_file',
   'list_directory',
   'search_files',
   'update_plan',
   'spawn_agent',
+  'load_skill',
 ] as const satisfies readonly BuiltinToolName[]);
 
 /** Offered only when `config.json` lists them in `tools.enabled`: they write, run or reach the network. */

@@ -26,7 +26,7 @@ export function isValidResourceDescription(description: unknown): description is
 }
 
 /** The whole `mcp_` namespace belongs to MCP servers, whether or not one is configured. */
-const MCP_PREFIX = 'mcp_';
+export const MCP_TOOL_PREFIX = 'mcp_';
 
 export type NameReservation = 'builtin_tool' | 'mcp' | 'discovered_skill' | 'disabled_name';
 
@@ -66,7 +66,7 @@ export class NameCatalog {
   reservation(name: string): NameReservation | null {
     const folded = foldCase(name);
     if (this.builtinTools.has(folded)) return 'builtin_tool';
-    if (folded.startsWith(MCP_PREFIX)) return 'mcp';
+    if (folded.startsWith(MCP_TOOL_PREFIX)) return 'mcp';
     if (this.discoveredSkills.has(folded)) return 'discovered_skill';
     if (this.disabledNames.has(folded)) return 'disabled_name';
     return null;

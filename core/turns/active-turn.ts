@@ -1,6 +1,7 @@
-import type { BuiltinCall } from '../agent/builtin-call.js';
+import type { DaemonCall } from '../agent/daemon-call.js';
 import type { PlanStep } from '../agent/plan.js';
 import { PROFILE_LIMITS } from '../limits.js';
+import type { McpTool } from '../mcp/mcp-servers.js';
 import type { SnapshotPin } from '../registry/registry-snapshot.js';
 import type { BuiltinToolName } from '../resources/builtin-tools.js';
 import { utf8ByteLength } from '../resources/unicode.js';
@@ -17,6 +18,8 @@ export interface ActiveTurnInit {
   workspace: string;
   /** The built-in tools offered to the model, decided at admission. */
   builtins: readonly BuiltinToolName[];
+  /** The MCP tools ready at admission: the turn offers these and no others, whatever servers do later. */
+  mcpTools: readonly McpTool[];
   /** Null for an ordinary turn. */
   manifest: ApplicationManifest | null;
   pin: SnapshotPin | null;
@@ -36,13 +39,14 @@ export class ActiveTurn {
   readonly prompt: string;
   readonly workspace: string;
   readonly builtins: readonly BuiltinToolName[];
+  readonly mcpTools: readonly McpTool[];
   readonly manifest: ApplicationManifest | null;
   readonly pin: SnapshotPin | null;
   /** Encoded bytes the assistant text may take: 20,000 less the manifest field, a null one included. */
   readonly textBudget: number;
   readonly calls = new Map<string, ApplicationCall>();
-  /** The turn's built-in calls, its subagents' included, by call id. */
-  readonly builtinCalls = new Map<string, BuiltinCall>();
+  /** The turn's calls of built-in and MCP tools, its subagents' included, by call id. */
+  readonly daemonCalls = new Map<string, DaemonCall>();
   /** Provider call ids of every admitted call of the turn, of both kinds: each may be used once. */
   readonly providerCallIds = new Set<string>();
   /** The plan the model last sent with `update_plan`, or null. */
@@ -63,6 +67,7 @@ export class ActiveTurn {
     this.prompt = init.prompt;
     this.workspace = init.workspace;
     this.builtins = init.builtins;
+    this.mcpTools = init.mcpTools;
     this.manifest = init.manifest;
     this.pin = init.pin;
     this.textBudget =

@@ -1,5 +1,5 @@
 import type { AgentToolbox } from '../agent/agent-toolbox.js';
-import { BuiltinRounds } from '../agent/builtin-round.js';
+import { DaemonRounds } from '../agent/daemon-rounds.js';
 import { PROVIDER_REASONING_SUMMARY } from '../capabilities/describe.js';
 import type { Clock } from '../clock.js';
 import { WireError } from '../errors.js';
@@ -40,6 +40,8 @@ export interface TurnCoordinatorOptions {
   };
   /** The daemon's own tools, offered to every turn beside its application tools. */
   toolbox: AgentToolbox;
+  /** Read once at startup: the home's `AGENTS.md` and the installed skills' index ('' when absent). */
+  instructions: { home: string; skillIndex: string };
   /** Keeps the daemon from its idle stop while a turn runs; returns the release. */
   holdIdle: () => () => void;
   /**
@@ -85,7 +87,7 @@ export class TurnCoordinator {
   readonly #options: TurnCoordinatorOptions;
   readonly #history: TurnHistory;
   readonly #calls: CallDispatcher;
-  readonly #builtins: BuiltinRounds;
+  readonly #daemonTools: DaemonRounds;
   readonly #active = new Map<string, ActiveTurn>();
   readonly #byId = new Map<string, ActiveTurn>();
   readonly #terminals = new Map<string, RetainedTerminal>();
@@ -104,7 +106,7 @@ export class TurnCoordinator {
       activity: (turn, activity) => this.#activity(turn, activity),
       fail: (turn, ending) => turn.end(ending),
     });
-    this.#builtins = new BuiltinRounds({
+    this.#daemonTools = new DaemonRounds({
       history: this.#history,
       toolbox: options.toolbox,
       activity: (turn, activity) => this.#activity(turn, activity),
@@ -162,6 +164,7 @@ export class TurnCoordinator {
       prompt: request.prompt,
       workspace: request.workspace,
       builtins: this.#options.toolbox.offered,
+      mcpTools: this.#options.toolbox.mcpTools(),
       manifest,
       pin,
       selected: request.selected,
@@ -314,6 +317,8 @@ export class TurnCoordinator {
     try {
       const context = this.#history.context(turn.sessionId, turn.turnId);
       first = context.length === 0;
+      const { toolbox, instructions } = this.#options;
+      const workspace = await toolbox.workspaceInstructions(turn.workspace, turn.abort.signal);
       ending = await runTurn({
         turn,
         provider,
@@ -324,8 +329,9 @@ export class TurnCoordinator {
         activity: (activity) => this.#activity(turn, activity),
         summary: (summary) => this.#summary(turn, summary),
         calls: this.#calls,
-        builtins: this.#builtins,
-        toolbox: this.#options.toolbox,
+        daemonTools: this.#daemonTools,
+        toolbox,
+        instructions: [instructions.home, workspace ?? '', instructions.skillIndex],
       });
     } catch {
       ending = new TurnEnding('failed', 'internal_error');

@@ -1,4 +1,4 @@
-import type { BuiltinCall, BuiltinOutcome } from '../agent/builtin-call.js';
+import type { DaemonCall, ToolOutcome } from '../agent/daemon-call.js';
 import type { Clock } from '../clock.js';
 import { ERROR_MESSAGES } from '../errors.js';
 import type { HistoryStore } from '../history/history-store.js';
@@ -61,23 +61,24 @@ export class TurnHistory {
     });
   }
 
-  /** A built-in call's binding: its tool, never its arguments. */
-  builtinBinding(turn: ActiveTurn, call: BuiltinCall): Promise<unknown> {
+  /** A built-in or MCP call's binding: its tool, never its arguments. */
+  daemonBinding(turn: ActiveTurn, call: DaemonCall): Promise<unknown> {
     return this.#append(turn, TURN_RECORDS.call, {
       turn_id: turn.turnId,
       call_id: call.callId,
       provider_call_id: call.providerCallId,
       name: call.name,
-      builtin: true,
+      [call.kind]: true,
       ...(call.parentCallId ? { parent_call_id: call.parentCallId } : {}),
     });
   }
 
   /**
-   * A built-in call's outcome: success, or the error's code and message. Its output is not written: it
-   * holds workspace contents, command output or a fetched page, and only the model reads it.
+   * A built-in or MCP call's outcome: success, or the error's code and message. Its output is not written:
+   * it holds workspace contents, command output, a fetched page or a server's answer, and only the model
+   * reads it.
    */
-  builtinResult(turn: ActiveTurn, call: BuiltinCall, outcome: BuiltinOutcome): Promise<unknown> {
+  daemonResult(turn: ActiveTurn, call: DaemonCall, outcome: ToolOutcome): Promise<unknown> {
     return this.#append(turn, TURN_RECORDS.result, {
       turn_id: turn.turnId,
       call_id: call.callId,
@@ -102,7 +103,7 @@ export class TurnHistory {
         status: call.status,
         external_effects: call.effects,
       })),
-      ...[...turn.builtinCalls.values()].map((call) => ({
+      ...[...turn.daemonCalls.values()].map((call) => ({
         call_id: call.callId,
         tool: call.name,
         status: call.status,
@@ -203,7 +204,7 @@ export function recoverInterruptedTurns(store: HistoryStore, clock: Clock): numb
       .filter((record) => record.data.turn_id === row.turn_id)
       .map((record) => ({
         callId: String(record.data.call_id),
-        tool: record.data.builtin === true ? String(record.data.name) : null,
+        tool: record.data.builtin === true || record.data.mcp === true ? String(record.data.name) : null,
       }));
     const reported = new Map(
       store

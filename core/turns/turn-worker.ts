@@ -1,6 +1,6 @@
 import type { AgentToolbox } from '../agent/agent-toolbox.js';
-import type { BuiltinCall, BuiltinOutcome } from '../agent/builtin-call.js';
-import type { BuiltinRounds, BuiltinScope } from '../agent/builtin-round.js';
+import type { DaemonCall, ToolOutcome } from '../agent/daemon-call.js';
+import type { DaemonRounds, ToolScope } from '../agent/daemon-rounds.js';
 import { type PlanStep, shownPlan } from '../agent/plan.js';
 import { runSubagent } from '../agent/subagent.js';
 import { TURN_LIMITS } from '../limits.js';
@@ -31,9 +31,14 @@ export interface TurnWork {
   summary: (summary: ReasoningSummary) => void;
   /** The application calls. */
   calls: CallDispatcher;
-  /** The built-in calls. */
-  builtins: BuiltinRounds;
+  /** The calls of built-in and MCP tools. */
+  daemonTools: DaemonRounds;
   toolbox: AgentToolbox;
+  /**
+   * What precedes the application's instructions in the system message, in order: the home's
+   * `AGENTS.md`, the workspace's `AGENTS.md`, the installed skills' index. Empty parts are left out.
+   */
+  instructions: readonly string[];
 }
 
 /**
@@ -46,9 +51,9 @@ export interface TurnWork {
 export async function runTurn(work: TurnWork): Promise<TurnEnding> {
   const { turn, provider } = work;
   const snapshot = turn.pin?.snapshot ?? null;
-  const system = snapshot && snapshot.instructions.length > 0 ? snapshot.instructions : null;
+  const system = systemMessage([...work.instructions, snapshot?.instructions ?? '']);
   const tools: FunctionTool[] = [
-    ...work.toolbox.definitions(turn.builtins),
+    ...work.toolbox.definitions(turn.builtins, turn.mcpTools),
     ...(snapshot?.tools ?? []).map((tool) => ({
       name: tool.name,
       description: tool.descriptor.description,
@@ -104,12 +109,12 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
 /** One round's calls: the offered built-ins run here, everything else is the application's to run or refuse. */
 async function runCalls(
   work: TurnWork,
-  scope: BuiltinScope,
+  scope: ToolScope,
   toolCalls: readonly ToolCall[],
 ): Promise<Map<string, string>> {
   const { turn, calls } = work;
-  const builtin = toolCalls.filter((call) => turn.builtins.some((name) => name === call.name));
-  const application = toolCalls.filter((call) => !builtin.includes(call));
+  const daemon = toolCalls.filter((call) => scope.offered.includes(call.name));
+  const application = toolCalls.filter((call) => !daemon.includes(call));
   const applicationTexts = async (): Promise<Map<string, string>> => {
     if (application.length === 0) return new Map();
     const { calls: admitted, refused } = await calls.admitRound(turn, application);
@@ -122,19 +127,26 @@ async function runCalls(
     }
     return texts;
   };
-  const [builtinTexts, appTexts] = await Promise.all([
-    builtin.length > 0 ? work.builtins.run(scope, builtin) : new Map<string, string>(),
+  const [daemonTexts, appTexts] = await Promise.all([
+    daemon.length > 0 ? work.daemonTools.run(scope, daemon) : new Map<string, string>(),
     applicationTexts(),
   ]);
-  return new Map([...builtinTexts, ...appTexts]);
+  return new Map([...daemonTexts, ...appTexts]);
 }
 
-/** What the turn's own built-in calls may do: every offered tool, a plan kept on the turn, subagents. */
-function turnScope(work: TurnWork): BuiltinScope {
+/**
+ * What the turn's own calls of the daemon's tools may do: every offered built-in and MCP tool, a plan kept
+ * on the turn, subagents, which get the same but `spawn_agent` and `update_plan`, and never an application
+ * tool.
+ */
+function turnScope(work: TurnWork): ToolScope {
   const { turn, toolbox } = work;
+  const mcp = turn.mcpTools.map((tool) => tool.name);
+  const childBuiltins = toolbox.forSubagent(turn.builtins);
+  const childOffered = [...childBuiltins, ...mcp];
   return {
     turn,
-    offered: turn.builtins,
+    offered: [...turn.builtins, ...mcp],
     parentCallId: null,
     plan: (call) => keepPlan(work, call),
     subagent: (call) =>
@@ -142,15 +154,21 @@ function turnScope(work: TurnWork): BuiltinScope {
         task: call.arguments.task as string,
         provider: work.provider,
         selection: work.selection,
-        tools: toolbox.definitions(toolbox.forSubagent),
+        tools: toolbox.definitions(childBuiltins, turn.mcpTools),
         signal: turn.abort.signal,
         runCalls: (toolCalls) =>
-          work.builtins.run({ turn, offered: toolbox.forSubagent, parentCallId: call.callId }, toolCalls),
+          work.daemonTools.run({ turn, offered: childOffered, parentCallId: call.callId }, toolCalls),
       }),
   };
 }
 
-function keepPlan(work: TurnWork, call: BuiltinCall): BuiltinOutcome {
+/** The system message: the non-empty parts, in order, separated by a blank line; null when there is none. */
+export function systemMessage(parts: readonly string[]): string | null {
+  const present = parts.filter((part) => part.trim() !== '');
+  return present.length > 0 ? present.join('\n\n') : null;
+}
+
+function keepPlan(work: TurnWork, call: DaemonCall): ToolOutcome {
   const steps = shownPlan(call.arguments.steps as PlanStep[]);
   work.turn.plan = steps;
   work.activity({ kind: 'plan', steps });

@@ -38,7 +38,12 @@ const TOOL_DEFAULTS = { disabled: [], enabled: [], web_fetch: { allow_private_ad
 
 t.test('a missing file means the defaults', async (t) => {
   const config = loadConfigFile(t.testdir());
-  t.same(config, { skills: { disabled: [] }, tools: TOOL_DEFAULTS, provider: PROVIDER_DEFAULTS });
+  t.same(config, {
+    skills: { disabled: [] },
+    tools: TOOL_DEFAULTS,
+    mcp_servers: {},
+    provider: PROVIDER_DEFAULTS,
+  });
   t.same(config, defaultConfig());
 });
 
@@ -54,6 +59,7 @@ t.test('a valid file lists disabled skills and tools', async (t) => {
   t.same(loadConfigFile(home), {
     skills: { disabled: ['Review'] },
     tools: { ...TOOL_DEFAULTS, disabled: ['web_fetch'] },
+    mcp_servers: {},
     provider: PROVIDER_DEFAULTS,
   });
 });
@@ -64,6 +70,7 @@ t.test('absent known fields are filled with their defaults', async (t) => {
   t.same(parseConfig('{"tools":{"disabled":["a"]}}'), {
     skills: { disabled: [] },
     tools: { ...TOOL_DEFAULTS, disabled: ['a'] },
+    mcp_servers: {},
     provider: PROVIDER_DEFAULTS,
   });
   t.same(parseConfig('{"provider":{}}'), defaultConfig());
@@ -82,6 +89,7 @@ t.test('unknown fields are passed through untouched, at the top level and nested
     ...document,
     skills: document.skills,
     tools: { shell: { allow: true }, ...TOOL_DEFAULTS },
+    mcp_servers: {},
     provider: PROVIDER_DEFAULTS,
   });
   t.same(config.theme, { colour: 'dark', sizes: [1, 2] });
@@ -171,7 +179,12 @@ t.test('each default is a fresh value', async (t) => {
   (first.tools.disabled as string[]).push('changed');
   (first.provider.headers as Record<string, string>)['x-changed'] = 'yes';
   (first.tools.enabled as string[]).push('write_file');
-  t.same(defaultConfig(), { skills: { disabled: [] }, tools: TOOL_DEFAULTS, provider: PROVIDER_DEFAULTS });
+  t.same(defaultConfig(), {
+    skills: { disabled: [] },
+    tools: TOOL_DEFAULTS,
+    mcp_servers: {},
+    provider: PROVIDER_DEFAULTS,
+  });
 });
 
 t.test('the tools section: which built-in tools to enable, and where web_fetch may reach', async (t) => {
@@ -327,5 +340,56 @@ t.test('reasoning summaries are read only when the provider section says it send
     '{"provider":{"reasoning_summary":"yes"}}',
     'config.json: /provider/reasoning_summary must be a boolean',
     '/provider/reasoning_summary',
+  );
+});
+
+t.test('the mcp_servers section: each server by name, its defaults filled in', async (t) => {
+  const config = parseConfig(
+    JSON.stringify({
+      mcp_servers: {
+        notes: {
+          command: 'notes-mcp',
+          args: ['--stdio'],
+          env: { TOKEN: 'secret-token-1' },
+          timeout_ms: 5_000,
+        },
+        off: { command: 'other', enabled: false },
+      },
+    }),
+  );
+  t.same(config.mcp_servers, {
+    notes: {
+      command: 'notes-mcp',
+      args: ['--stdio'],
+      env: { TOKEN: 'secret-token-1' },
+      timeout_ms: 5_000,
+      enabled: true,
+    },
+    off: { command: 'other', args: [], env: {}, timeout_ms: 60_000, enabled: false },
+  });
+  refusal(
+    t,
+    '{"mcp_servers":{"Bad-Name":{"command":"x"}}}',
+    'config.json: /mcp_servers has a server name that is not [a-z][a-z0-9_]* of at most 32 characters',
+    '/mcp_servers',
+  );
+  refusal(
+    t,
+    `{"mcp_servers":{"${'a'.repeat(33)}":{"command":"x"}}}`,
+    'config.json: /mcp_servers has a server name that is not [a-z][a-z0-9_]* of at most 32 characters',
+    '/mcp_servers',
+  );
+  refusal(t, '{"mcp_servers":{"a":{}}}', 'config.json: /mcp_servers/a is not valid', '/mcp_servers/a');
+  refusal(
+    t,
+    '{"mcp_servers":{"a":{"command":"x","timeout_ms":999}}}',
+    'config.json: /mcp_servers/a/timeout_ms is not valid',
+    '/mcp_servers/a/timeout_ms',
+  );
+  refusal(
+    t,
+    `{"mcp_servers":{"a":{"command":"x","env":{"TOKEN":5}}}}`,
+    'config.json: /mcp_servers/a/env/TOKEN must be a string',
+    '/mcp_servers/a/env/TOKEN',
   );
 });

@@ -21,6 +21,7 @@ for (const transport of TRANSPORTS) {
           builtin: ['read_file', 'list_directory', 'search_files', 'update_plan', 'spawn_agent'],
           run_command: 'off',
         },
+        mcp_servers: [],
       });
     });
 

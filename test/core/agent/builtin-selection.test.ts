@@ -2,7 +2,7 @@ import t from 'tap';
 import { configuredBuiltins } from '../../../core/agent/builtin-selection.js';
 
 t.test(
-  'reads, listing, search, plans and subagents are on by default; nothing that writes, runs or fetches',
+  'reads, listing, search, plans, subagents and skills are on by default; nothing that writes, runs or fetches',
   async (t) => {
     t.same(configuredBuiltins({ enabled: [], disabled: [] }), [
       'read_file',
@@ -10,6 +10,7 @@ t.test(
       'search_files',
       'update_plan',
       'spawn_agent',
+      'load_skill',
     ]);
   },
 );
@@ -30,6 +31,7 @@ t.test('enabled turns the others on, in the fixed order; web_search never', asyn
       'web_fetch',
       'update_plan',
       'spawn_agent',
+      'load_skill',
     ],
   );
 });
@@ -40,6 +42,6 @@ t.test('disabled wins, whatever the case', async (t) => {
       enabled: ['write_file', 'run_command'],
       disabled: ['RUN_COMMAND', 'Read_File', 'spawn_agent'],
     }),
-    ['write_file', 'list_directory', 'search_files', 'update_plan'],
+    ['write_file', 'list_directory', 'search_files', 'update_plan', 'load_skill'],
   );
 });

@@ -1,15 +1,15 @@
 import t from 'tap';
 import { AgentToolbox } from '../../../core/agent/agent-toolbox.js';
-import type { BuiltinCall, BuiltinOutcome } from '../../../core/agent/builtin-call.js';
 import { BUILTIN_LIMITS } from '../../../core/agent/builtin-limits.js';
-import { BuiltinRounds } from '../../../core/agent/builtin-round.js';
+import type { DaemonCall, ToolOutcome } from '../../../core/agent/daemon-call.js';
+import { DaemonRounds } from '../../../core/agent/daemon-rounds.js';
 import type { ToolCall } from '../../../core/provider/chat-provider.js';
 import { ActiveTurn } from '../../../core/turns/active-turn.js';
 import type { TurnHistory } from '../../../core/turns/turn-history.js';
 
 interface Harness {
   turn: ActiveTurn;
-  rounds: BuiltinRounds;
+  rounds: DaemonRounds;
   written: string[];
   activity: Array<Record<string, unknown>>;
   ran: string[];
@@ -17,7 +17,7 @@ interface Harness {
 
 /** A round runner over a workspace tool that answers `answer`, and a history whose writes can fail. */
 function harness(
-  answer: BuiltinOutcome = { ok: true, output: '{"ok":1}' },
+  answer: ToolOutcome = { ok: true, output: '{"ok":1}' },
   failing?: 'binding' | 'result',
 ): Harness {
   const turn = new ActiveTurn({
@@ -27,6 +27,7 @@ function harness(
     prompt: 'p',
     workspace: '/tmp',
     builtins: ['read_file', 'list_directory'],
+    mcpTools: [],
     manifest: null,
     pin: null,
     selected: false,
@@ -34,11 +35,11 @@ function harness(
   const written: string[] = [];
   const ran: string[] = [];
   const history = {
-    builtinBinding: async (_turn: ActiveTurn, call: BuiltinCall) => {
+    daemonBinding: async (_turn: ActiveTurn, call: DaemonCall) => {
       if (failing === 'binding') throw new Error('disk full');
       written.push(`binding ${call.providerCallId}`);
     },
-    builtinResult: async (_turn: ActiveTurn, call: BuiltinCall) => {
+    daemonResult: async (_turn: ActiveTurn, call: DaemonCall) => {
       if (failing === 'result') throw new Error('disk full');
       written.push(`result ${call.providerCallId}`);
     },
@@ -54,9 +55,11 @@ function harness(
     commands: null,
     web: null,
     excludedDirectories: [],
+    skills: [],
+    mcp: null,
   });
   const activity: Array<Record<string, unknown>> = [];
-  const rounds = new BuiltinRounds({ history, toolbox, activity: (_turn, entry) => activity.push(entry) });
+  const rounds = new DaemonRounds({ history, toolbox, activity: (_turn, entry) => activity.push(entry) });
   return { turn, rounds, written, activity, ran };
 }
 
@@ -83,7 +86,7 @@ t.test('bindings are durable before any call runs, each result before the model 
     ],
   );
   t.same(
-    [...turn.builtinCalls.values()].map((call) => [call.status, call.effects]),
+    [...turn.daemonCalls.values()].map((call) => [call.status, call.effects]),
     [
       ['succeeded', 'reported'],
       ['succeeded', 'reported'],
@@ -148,7 +151,7 @@ t.test('an output over the bound fails the call instead of being cut', async (t)
     read('c1'),
   ]);
   t.match(JSON.parse(failed.get('c1')!), { error: { code: 'output_too_large' } });
-  t.equal([...over.turn.builtinCalls.values()][0]?.status, 'failed');
+  t.equal([...over.turn.daemonCalls.values()][0]?.status, 'failed');
 });
 
 t.test('a binding that cannot be written fails the turn and runs nothing', async (t) => {
@@ -156,7 +159,7 @@ t.test('a binding that cannot be written fails the turn and runs nothing', async
   await rounds.run({ turn, offered: turn.builtins, parentCallId: null }, [read('c1')]);
   t.same(ran, []);
   t.match(turn.ending, { status: 'failed', code: 'internal_error' });
-  t.match([...turn.builtinCalls.values()][0], { status: 'cancelled', effects: 'not_dispatched' });
+  t.match([...turn.daemonCalls.values()][0], { status: 'cancelled', effects: 'not_dispatched' });
 });
 
 t.test('a result that cannot be written fails the turn; the call stays uncertain', async (t) => {
@@ -164,7 +167,7 @@ t.test('a result that cannot be written fails the turn; the call stays uncertain
   await rounds.run({ turn, offered: turn.builtins, parentCallId: null }, [read('c1')]);
   t.same(ran, ['a.md']);
   t.match(turn.ending, { status: 'failed', code: 'internal_error' });
-  t.match([...turn.builtinCalls.values()][0], { status: 'cancelled', effects: 'uncertain' });
+  t.match([...turn.daemonCalls.values()][0], { status: 'cancelled', effects: 'uncertain' });
 });
 
 t.test('a subagent’s calls carry their parent in activity', async (t) => {

@@ -14,6 +14,7 @@ function turn(id: string, sessionId = 'ses_1'): ActiveTurn {
     prompt: 'p',
     workspace: '/tmp',
     builtins: [],
+    mcpTools: [],
     manifest: null,
     selected: true,
     pin: null,

@@ -1,0 +1,12 @@
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WITHOUT_TEST_HOOKS } from './without-test-hooks.js';
+
+const FIXTURE = resolve(dirname(fileURLToPath(import.meta.url)), '../fixtures/mcp-server.ts');
+/** By URL, so the fixture's loader resolves wherever the child starts (the daemon starts it in its home). */
+const TSX = import.meta.resolve('tsx');
+
+/** A `config.json` entry of `mcp_servers` running the fixture server (test/fixtures/mcp-server.ts) in `mode`. */
+export function fixtureServerConfig(mode: string, extra: Record<string, unknown> = {}) {
+  return { command: 'env', args: [...WITHOUT_TEST_HOOKS, '--import', TSX, FIXTURE, mode], ...extra };
+}
