@@ -1,53 +1,8 @@
-import { isCredentialLikePath } from '../capture/credential-paths.js';
-import { editFile } from './edit-file.js';
-import { listDirectory } from './list-directory.js';
-import { readFile } from './read-file.js';
-import { searchFiles } from './search-files.js';
-import {
-  parseWorkspaceToolRequest,
-  type WorkspaceToolCall,
-  type WorkspaceToolJob,
-} from './workspace-tool-arguments.js';
-import {
-  WORKSPACE_TOOL_ERRORS,
-  type WorkspaceToolError,
-  WorkspaceToolFailure,
-  workspaceToolErrorOf,
-} from './workspace-tool-errors.js';
+import { executeWorkspaceTool } from './execute-workspace-tool.js';
+import { parseWorkspaceToolRequest } from './workspace-tool-arguments.js';
+import { failed, workspaceToolErrorOf } from './workspace-tool-errors.js';
 import type { WorkspaceToolOutcome, WorkspaceToolRequest } from './workspace-tool-request.js';
-import { type HeldWorkspace, type WorkspaceHooks, withWorkspace } from './workspace-walk.js';
-import { writeFile } from './write-file.js';
-
-/**
- * Runs one checked call synchronously, on the thread it is called from, and returns the text the model
- * receives; throws the refusal otherwise. The workspace threads run this; tests call it with hooks.
- */
-export function executeWorkspaceTool(job: WorkspaceToolJob, hooks?: WorkspaceHooks): string {
-  const { call } = job;
-  if (isCredentialLikePath(call.path)) throw new WorkspaceToolFailure('credential_path');
-  return withWorkspace(job.workspace, job.excludedDirectories, (held) =>
-    JSON.stringify(dispatch(held, call, hooks)),
-  );
-}
-
-function dispatch(held: HeldWorkspace, call: WorkspaceToolCall, hooks: WorkspaceHooks | undefined): unknown {
-  switch (call.tool) {
-    case 'read_file':
-      return readFile(held, call, hooks);
-    case 'list_directory':
-      return listDirectory(held, call, hooks);
-    case 'search_files':
-      return searchFiles(held, call, hooks);
-    case 'write_file':
-      return writeFile(held, call, hooks);
-    case 'edit_file':
-      return editFile(held, call, hooks);
-  }
-}
-
-export function failed(code: WorkspaceToolError): WorkspaceToolOutcome {
-  return { ok: false, code, message: WORKSPACE_TOOL_ERRORS[code] };
-}
+import type { WorkspaceHooks } from './workspace-walk.js';
 
 /** A whole request on the calling thread, never throwing: for tests and for scripts without threads. */
 export function runWorkspaceTool(

@@ -50,3 +50,8 @@ export function workspaceToolErrorOf(error: unknown): WorkspaceToolError {
 export function knownWorkspaceToolError(code: unknown): WorkspaceToolError {
   return CODES.includes(code as WorkspaceToolError) ? (code as WorkspaceToolError) : 'internal_error';
 }
+
+/** The outcome of a refused call: its code and that code's fixed message. */
+export function failed(code: WorkspaceToolError): { ok: false; code: WorkspaceToolError; message: string } {
+  return { ok: false, code, message: WORKSPACE_TOOL_ERRORS[code] };
+}

@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { executeWorkspaceTool } from './run-workspace-tool.js';
+import { executeWorkspaceTool } from './execute-workspace-tool.js';
 import type { WorkspaceToolJob } from './workspace-tool-arguments.js';
 import { type WorkspaceToolError, workspaceToolErrorOf } from './workspace-tool-errors.js';
 

@@ -1,9 +1,8 @@
 import type { Worker } from 'node:worker_threads';
 import { type Clock, type Deadline, deadlineAt } from '../clock.js';
 import { startModuleWorker } from '../module-worker.js';
-import { failed } from './run-workspace-tool.js';
 import { parseWorkspaceToolRequest, type WorkspaceToolJob } from './workspace-tool-arguments.js';
-import { knownWorkspaceToolError, workspaceToolErrorOf } from './workspace-tool-errors.js';
+import { failed, knownWorkspaceToolError, workspaceToolErrorOf } from './workspace-tool-errors.js';
 import { WORKSPACE_TOOL_LIMITS } from './workspace-tool-limits.js';
 import type { WorkspaceToolOutcome, WorkspaceToolRequest } from './workspace-tool-request.js';
 import type { WorkspaceToolAnswer, WorkspaceToolMessage } from './workspace-tool-worker.js';

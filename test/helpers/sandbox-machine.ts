@@ -44,6 +44,20 @@ export async function processesWith(marker: string): Promise<number[]> {
   return found;
 }
 
+/**
+ * The processes still carrying `marker` once they had up to `timeoutMs` to go: a process the kernel is
+ * killing with its PID namespace may still be listed for a moment after the sandbox's own exit.
+ */
+export async function processesLeft(marker: string, timeoutMs = 5_000): Promise<number[]> {
+  const until = Date.now() + timeoutMs;
+  let left = await processesWith(marker);
+  while (left.length > 0 && Date.now() < until) {
+    await sleep(20);
+    left = await processesWith(marker);
+  }
+  return left;
+}
+
 /** Waits, in real time, until some process carries `marker` (the sandboxed command has started). */
 export async function processStarted(marker: string, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs;

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { connectSocket, type WireClient } from '../../client/wire-client.js';
 import { claimedSession, op } from '../helpers/daemon.js';
-import { processesWith, processStarted, sandboxUnavailable } from '../helpers/sandbox-machine.js';
+import {
+  processesLeft,
+  processesWith,
+  processStarted,
+  sandboxUnavailable,
+} from '../helpers/sandbox-machine.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
 import { runMagid, shortTempDir, sleep, startDaemon } from './spawn-daemon.js';
 
@@ -41,16 +46,6 @@ function commandCall(command: string, timeoutMs?: number) {
       arguments: JSON.stringify({ command, ...(timeoutMs ? { timeout_ms: timeoutMs } : {}) }),
     },
   ];
-}
-
-async function untilGone(marker: string): Promise<number[]> {
-  const until = Date.now() + 10_000;
-  let left = await processesWith(marker);
-  while (left.length > 0 && Date.now() < until) {
-    await sleep(50);
-    left = await processesWith(marker);
-  }
-  return left;
 }
 
 async function terminalRecord(client: WireClient, session: string) {
@@ -114,7 +109,7 @@ t.test('turn.stop kills a sleeping command and leaves no process behind', skip, 
   await processStarted(marker);
   await client.call('turn.stop', { turn_id: accepted.turn_id }, { session, control, operation: op() });
   t.match((await client.event('turn.terminal', 20_000)).payload, { status: 'cancelled' });
-  t.same(await untilGone(marker), [], 'the command and its sandbox are gone');
+  t.same(await processesLeft(marker, 10_000), [], 'the command and its sandbox are gone');
   t.match((await terminalRecord(client, session))?.calls, [
     { tool: 'run_command', status: 'cancelled', external_effects: 'uncertain' },
   ]);
@@ -134,7 +129,7 @@ t.test(
     await processStarted(marker);
     first.magid.child.kill('SIGKILL');
     await first.magid.waitExit();
-    t.same(await untilGone(marker), [], 'the sandbox died with the daemon');
+    t.same(await processesLeft(marker, 10_000), [], 'the sandbox died with the daemon');
 
     const requestsBefore = provider.requests.length;
     const second = await startDaemon(t, { socket, home, args });

@@ -9,6 +9,7 @@ import {
   bwrap,
   killOnTeardown,
   neverAborted,
+  processesLeft,
   processesWith,
   processStarted,
   rootDirectory,
@@ -70,8 +71,8 @@ t.test(
       truncated: false,
       outputBytes: 8,
     });
-    t.same(await processesWith('sleep 98761'), [], 'the background process is gone');
-    t.same(await processesWith('sleep 98762'), [], 'the foreground process is gone');
+    t.same(await processesLeft('sleep 98761'), [], 'the background process is gone');
+    t.same(await processesLeft('sleep 98762'), [], 'the foreground process is gone');
   },
 );
 
@@ -92,7 +93,7 @@ t.test('an aborted command is killed whole and reported cancelled', { skip }, as
   t.equal(outcome.timedOut, false);
   t.equal(outcome.signal, 'SIGKILL');
   t.equal(outcome.exitCode, null);
-  t.same(await processesWith('sleep 98763'), [], 'no process of it is left');
+  t.same(await processesLeft('sleep 98763'), [], 'no process of it is left');
 });
 
 t.test('a request aborted before it starts runs nothing', { skip }, async (t) => {
@@ -128,7 +129,7 @@ t.test('a process left in the background dies with the command that started it',
   });
   t.equal(outcome.exitCode, 0);
   t.equal(outcome.output, 'left\n');
-  t.same(await processesWith('sleep 98764'), [], 'the PID namespace took it along');
+  t.same(await processesLeft('sleep 98764'), [], 'the PID namespace took it along');
 });
 
 t.test('close kills every running command, waits for them, and refuses new ones', { skip }, async (t) => {
@@ -157,8 +158,8 @@ t.test('close kills every running command, waits for them, and refuses new ones'
     t.equal(outcome.cancelled, true);
     t.equal(outcome.signal, 'SIGKILL');
   }
-  t.same(await processesWith('sleep 98765'), []);
-  t.same(await processesWith('sleep 98766'), []);
+  t.same(await processesLeft('sleep 98765'), []);
+  t.same(await processesLeft('sleep 98766'), []);
   await t.rejects(
     commands.run({ command: 'true', workspace: root, timeoutMs: 60_000, signal: neverAborted() }),
     SandboxClosed,

@@ -7,7 +7,7 @@ import { fakeClock } from '../../helpers/fake-clock.js';
 import {
   bwrap,
   killOnTeardown,
-  processesWith,
+  processesLeft,
   processStarted,
   sandboxUnavailable,
 } from '../../helpers/sandbox-machine.js';
@@ -111,5 +111,5 @@ t.test('a bwrap that never answers is cannot_start once the probe times out on t
   t.notOk(settled, 'still waiting before the probe limit');
   clock.advance(1);
   t.same(await probing, { available: false, reason: 'cannot_start' });
-  t.same(await processesWith('sleep 98768'), [], 'the stuck probe was killed');
+  t.same(await processesLeft('sleep 98768'), [], 'the stuck probe was killed');
 });
