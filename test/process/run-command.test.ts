@@ -116,6 +116,27 @@ t.test('turn.stop kills a sleeping command and leaves no process behind', skip, 
 });
 
 t.test(
+  'a command still running at its time limit is killed whole, and the model is told',
+  skip,
+  async (t) => {
+    const { home, workspace, socket, provider, args } = await scene(t);
+    const marker = `sleep ${92_000 + (process.pid % 1000)}`;
+    provider.replyToolCalls(commandCall(`${marker} & ${marker}`, 1_000));
+    provider.reply(['It timed out.']);
+    await startDaemon(t, { socket, home, args });
+    const client = await connected(t, socket);
+    const { session, control } = await claimedSession(client, workspace);
+    await client.call('turn.start', { prompt: 'go' }, { session, control, operation: op() });
+    t.match((await client.event('turn.terminal', 20_000)).payload, { status: 'completed' });
+    const tool = provider.requests[1]!.body.messages.find(
+      (message: { role: string }) => message.role === 'tool',
+    );
+    t.match(JSON.parse(tool.content), { timed_out: true, exit_code: null });
+    t.same(await processesLeft(marker, 10_000), [], 'both sleeps are gone');
+  },
+);
+
+t.test(
   'kill -9 during a command: after a restart the call is uncertain and never runs again',
   skip,
   async (t) => {
