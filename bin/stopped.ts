@@ -3,10 +3,10 @@ import type { DaemonLog } from './daemon-log.js';
 
 /**
  * The last step of a stop, once the app is closed: releases the locks, says so and hands `code` to `exit`.
- * When a capture or workspace tool thread is still blocked on the filesystem, `process.exit()` would wait for it forever, so
- * the process ends at once instead; the kernel cannot reap it before that read returns, so its locks are
- * left to the kernel, which lets them go with the process: until then the home stays locked and no other
- * daemon starts on it.
+ * When a capture or workspace tool thread is still blocked on the filesystem, `process.exit()` would wait
+ * for it forever, so the process ends at once instead; the kernel cannot reap it before that read returns,
+ * so its locks are left to the kernel, which lets them go with the process: until then the home stays
+ * locked and no other daemon starts on it.
  */
 export function stopped(
   app: { capture: { abandoned: boolean }; agent: { abandoned: boolean } },

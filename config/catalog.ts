@@ -1,8 +1,6 @@
 import { BUILTIN_TOOL_NAMES } from '../core/resources/builtin-tools.js';
 import { NameCatalog } from '../core/resources/names.js';
 import type { DaemonConfig } from './config-file.js';
-import { loadConfigFile } from './config-file.js';
-import { discoverSkills } from './skills.js';
 
 /**
  * The names application resources may not take: the built-in tools, the `mcp_` namespace, every skill
@@ -14,9 +12,4 @@ export function catalogOf(config: DaemonConfig, discoveredSkills: readonly strin
     discoveredSkills,
     disabledNames: [...config.skills.disabled, ...config.tools.disabled],
   });
-}
-
-/** Discovers the skills in `home` and reads its config file unless already read; once, at startup. */
-export function loadCatalog(home: string, config: DaemonConfig = loadConfigFile(home)): NameCatalog {
-  return catalogOf(config, discoverSkills(home));
 }

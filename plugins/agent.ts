@@ -66,7 +66,7 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
   for (const { skill, reason } of installed.skipped)
     log.warn({ skill, reason }, 'an installed skill was skipped');
   const homeInstructions = readHomeInstructions(home);
-  if ('refused' in homeInstructions && homeInstructions.refused) {
+  if (homeInstructions.refused) {
     log.warn({ reason: homeInstructions.refused }, 'the home AGENTS.md was not read');
   }
   const wanted = configuredBuiltins(tools).filter(
@@ -85,7 +85,7 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
       runCommand = 'offered';
     } else {
       runCommand = 'unavailable';
-      fastify.log.warn(
+      log.warn(
         { reason: probe.reason },
         'run_command is enabled but the bubblewrap sandbox cannot run here; the tool is not offered',
       );
@@ -130,7 +130,7 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
     await Promise.all([commands?.close(), mcp?.close()]);
     if (await workspaceTools.close(options.drainMs)) return;
     abandoned = true;
-    fastify.log.warn(
+    log.warn(
       { waited_ms: options.drainMs },
       'a workspace tool is still waiting on the filesystem; stopping without it',
     );

@@ -9,11 +9,7 @@ import type { CommandSandbox } from '../sandbox/command-sandbox.js';
 import { COMMAND_LIMITS, commandResultText } from '../sandbox/command-sandbox.js';
 import { type InstalledSkill, loadSkillText } from '../skills/installed-skills.js';
 import type { WebFetcher } from '../web/web-fetch.js';
-import {
-  WORKSPACE_TOOL_LIMITS,
-  WORKSPACE_TOOL_PARAMETERS,
-  type WorkspaceTools,
-} from '../workspace/workspace-tools.js';
+import { WORKSPACE_TOOL_PARAMETERS, type WorkspaceTools } from '../workspace/workspace-tools.js';
 import {
   COMMAND_PARAMETERS,
   PLAN_PARAMETERS,
@@ -22,6 +18,7 @@ import {
   WEB_FETCH_PARAMETERS,
 } from './builtin-parameters.js';
 import type { DaemonCall, ToolOutcome } from './daemon-call.js';
+import { INSTRUCTIONS_BYTES, INSTRUCTIONS_FILE } from './home-instructions.js';
 
 /** The services behind the daemon's tools, created once per daemon. */
 export interface AgentServices {
@@ -118,7 +115,7 @@ const COMMAND_FAILED: ToolOutcome = {
 const WRITING_TOOLS: ReadonlySet<BuiltinToolName> = new Set(['write_file', 'edit_file', 'run_command']);
 
 /** A workspace's own instructions, `AGENTS.md` at its root, as far as one read window goes. */
-const WORKSPACE_INSTRUCTIONS = { path: 'AGENTS.md', length: WORKSPACE_TOOL_LIMITS.read_length_max };
+const WORKSPACE_INSTRUCTIONS = { path: INSTRUCTIONS_FILE, length: INSTRUCTIONS_BYTES };
 
 /**
  * The daemon's own tools as offered and run: the built-in tools decided at startup, the MCP servers' tools

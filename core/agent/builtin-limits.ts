@@ -1,7 +1,5 @@
 /** Daemon-chosen bounds of the built-in tools; each is documented in docs/protocol.md, "Built-in tools". */
 export const BUILTIN_LIMITS = {
-  /** UTF-8 bytes of a call's arguments, as for application calls. */
-  argument_bytes: 16_384,
   /** UTF-8 bytes of the text one built-in call gives the model; a tool that would give more fails instead. */
   output_bytes: 32_768,
   /** Built-in calls one turn may make, its subagents' included; later ones are refused to the model. */

@@ -4,6 +4,7 @@ import { MCP_TOOL_PREFIX } from '../resources/names.js';
 import { utf8ByteLength } from '../resources/unicode.js';
 import type { ActiveTurn } from '../turns/active-turn.js';
 import { hashedId, toolErrorText } from '../turns/call-dispatcher.js';
+import { MODEL_CALL_REFUSALS, readModelCall } from '../turns/model-call.js';
 import { TurnEnding } from '../turns/turn-failure.js';
 import type { TurnHistory } from '../turns/turn-history.js';
 import type { AgentToolbox } from './agent-toolbox.js';
@@ -12,9 +13,7 @@ import { DaemonCall, type ToolOutcome } from './daemon-call.js';
 
 /** Why a daemon call was answered without running; the model reads these codes. */
 const REFUSED = {
-  unknown_tool: 'no such tool in this turn',
-  invalid_call_id: 'the call id is empty, too long, or repeated in this turn',
-  invalid_arguments: "the arguments do not satisfy the tool's input schema",
+  ...MODEL_CALL_REFUSALS,
   call_limit: "the turn cannot make more calls of the daemon's tools",
 } as const;
 
@@ -82,15 +81,9 @@ export class DaemonRounds {
     const { turn, offered } = scope;
     const name = toolCall.name;
     if (!offered.includes(name)) return 'unknown_tool';
-    const idBytes = utf8ByteLength(toolCall.id);
-    if (idBytes === 0 || idBytes > 128 || turn.providerCallIds.has(toolCall.id)) return 'invalid_call_id';
-    if (utf8ByteLength(toolCall.arguments) > BUILTIN_LIMITS.argument_bytes) return 'invalid_arguments';
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(toolCall.arguments);
-    } catch {
-      return 'invalid_arguments';
-    }
+    const read = readModelCall(turn, toolCall);
+    if (typeof read === 'string') return read;
+    const parsed = read.arguments;
     if (!this.#options.toolbox.accepts(name, parsed)) return 'invalid_arguments';
     if (turn.daemonCalls.size >= BUILTIN_LIMITS.calls_per_turn) return 'call_limit';
     const call = new DaemonCall({

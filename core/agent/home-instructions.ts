@@ -2,12 +2,16 @@ import { CAPTURE_REFUSALS } from '../capture/refusals.js';
 import { captureWorkspaceFile } from '../capture/workspace-file.js';
 import { isWireError } from '../errors.js';
 
-export const HOME_INSTRUCTIONS_FILE = 'AGENTS.md';
+/** The instructions file of the home, and of a workspace's root. */
+export const INSTRUCTIONS_FILE = 'AGENTS.md';
 /** UTF-8 bytes of an `AGENTS.md`, the home's or a workspace's; a larger one is not used. */
 export const INSTRUCTIONS_BYTES = 16_384;
 
-/** The home's `AGENTS.md`, or why it was not used. */
-export type HomeInstructions = { text: string } | { text: ''; refused: string | null };
+/** The home's `AGENTS.md` ('' when not used) and, when a file was there but refused, why. */
+export interface HomeInstructions {
+  text: string;
+  refused: string | null;
+}
 
 /**
  * Reads `<home>/AGENTS.md` once at startup, through the same descriptor walk and rules as a captured
@@ -18,11 +22,11 @@ export function readHomeInstructions(home: string): HomeInstructions {
   try {
     const { text } = captureWorkspaceFile({
       workspace: home,
-      path: HOME_INSTRUCTIONS_FILE,
+      path: INSTRUCTIONS_FILE,
       maxBytes: INSTRUCTIONS_BYTES,
       excludedDirectories: [],
     });
-    return { text: text.replace(/^\uFEFF/, '') };
+    return { text: text.replace(/^\uFEFF/, ''), refused: null };
   } catch (error) {
     if (!isWireError(error)) return { text: '', refused: CAPTURE_REFUSALS.unreadable };
     // No home yet, or no file in it: nothing to read.

@@ -13,7 +13,7 @@ export interface PlanStep {
  * characters to BUILTIN_LIMITS.plan_step_bytes. The arguments were already checked against the schema.
  */
 export function shownPlan(steps: readonly PlanStep[]): PlanStep[] {
-  return steps.slice(0, BUILTIN_LIMITS.plan_steps).map(({ step, status }) => ({
+  return steps.map(({ step, status }) => ({
     step: cutUtf8(redactCredentials(step).text, BUILTIN_LIMITS.plan_step_bytes),
     status,
   }));

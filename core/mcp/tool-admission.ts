@@ -1,6 +1,6 @@
+import { cutUtf8 } from '../resources/unicode.js';
 import { MCP_LIMITS } from './mcp-limits.js';
 import type { McpTool } from './mcp-types.js';
-import { cutUtf8 } from './utf8-cut.js';
 
 const MODEL_NAME = /^[a-z][a-z0-9_]*$/;
 
@@ -79,7 +79,11 @@ export class ToolAdmission {
       name,
       server: this.#server,
       tool,
-      description: cutUtf8(description ?? '', MCP_LIMITS.description_bytes).text,
+      // Through UTF-8 and back first: a lone surrogate a server sent (JSON can carry one) is U+FFFD.
+      description: cutUtf8(
+        Buffer.from(description ?? '', 'utf8').toString('utf8'),
+        MCP_LIMITS.description_bytes,
+      ),
       inputSchema,
     });
   }

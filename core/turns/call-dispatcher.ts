@@ -7,9 +7,9 @@ import { newId } from '../ids.js';
 import { PROFILE_LIMITS } from '../limits.js';
 import type { ToolCall } from '../provider/chat-provider.js';
 import { validateAgainstSchema } from '../resources/tool-contract.js';
-import { utf8ByteLength } from '../resources/unicode.js';
 import type { ActiveTurn } from './active-turn.js';
 import { ApplicationCall, bindingMembers, type CallOutcome } from './application-call.js';
+import { MODEL_CALL_REFUSALS, readModelCall } from './model-call.js';
 import type { TurnSink } from './turn-events.js';
 import { TurnEnding } from './turn-failure.js';
 import type { TurnHistory } from './turn-history.js';
@@ -33,9 +33,7 @@ export interface RefusedCall {
 
 /** Why a call was answered without dispatch; the model reads these codes. */
 const REFUSED = {
-  unknown_tool: 'no such tool in this turn',
-  invalid_arguments: "the arguments do not satisfy the tool's input schema",
-  invalid_call_id: 'the call id is empty, too long, or repeated in this turn',
+  ...MODEL_CALL_REFUSALS,
   call_limit: 'the daemon cannot take more application calls now',
   evidence_limit: 'the turn cannot record the evidence of more calls',
 } as const;
@@ -147,16 +145,9 @@ export class CallDispatcher {
     const revision = turn.pin?.snapshot.tools.find((candidate) => candidate.name === toolCall.name);
     const contract = revision?.contract;
     if (!manifest?.accepted_executor || !tool || !contract) return 'unknown_tool';
-    const idBytes = utf8ByteLength(toolCall.id);
-    const idTaken = turn.providerCallIds.has(toolCall.id);
-    if (idBytes === 0 || idBytes > PROFILE_LIMITS.provider_call_id_bytes || idTaken) return 'invalid_call_id';
-    if (utf8ByteLength(toolCall.arguments) > PROFILE_LIMITS.argument_bytes) return 'invalid_arguments';
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(toolCall.arguments);
-    } catch {
-      return 'invalid_arguments';
-    }
+    const read = readModelCall(turn, toolCall);
+    if (typeof read === 'string') return read;
+    const parsed = read.arguments;
     if (!validateAgainstSchema(contract.input_schema, parsed)) return 'invalid_arguments';
     if (this.#retained >= PROFILE_LIMITS.calls || turn.calls.size >= PROFILE_LIMITS.calls_per_turn) {
       return 'call_limit';

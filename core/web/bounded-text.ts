@@ -32,13 +32,3 @@ export async function readBounded(body: AsyncIterable<Uint8Array>, limit: number
 export function decodeBody(decoder: TextDecoder, body: BoundedBody): string {
   return decoder.decode(body.bytes, { stream: body.longer });
 }
-
-/** `text` cut to at most `limit` bytes of UTF-8, never inside a character. */
-export function cutUtf8(text: string, limit: number): { text: string; cut: boolean } {
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.byteLength <= limit) return { text, cut: false };
-  let end = limit;
-  // A continuation byte (10xxxxxx) at the cut means a character started before it.
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
-  return { text: bytes.subarray(0, end).toString('utf8'), cut: true };
-}

@@ -2,7 +2,8 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import type { IncomingMessage } from 'node:http';
 import { type Clock, deadlineAt } from '../clock.js';
 import { RequestAbort } from '../provider/request-abort.js';
-import { cutUtf8, decodeBody, readBounded } from './bounded-text.js';
+import { cutUtf8 } from '../resources/unicode.js';
+import { decodeBody, readBounded } from './bounded-text.js';
 import {
   checkUrl,
   type FetchTarget,
@@ -148,15 +149,16 @@ export class WebFetcher {
     } finally {
       response.destroy();
     }
-    const content = cutUtf8(decodeBody(text.decoder, body), this.#outputBytes);
+    const decoded = decodeBody(text.decoder, body);
+    const content = cutUtf8(decoded, this.#outputBytes);
     return {
       ok: true,
       output: JSON.stringify({
         url: target.url.href,
         status,
         content_type: text.contentType,
-        content: content.text,
-        truncated: content.cut || body.longer,
+        content,
+        truncated: content !== decoded || body.longer,
       }),
     };
   }

@@ -1,9 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { catalogOf, loadCatalog } from '../../config/catalog.js';
-import { ConfigError, defaultConfig, parseConfig } from '../../config/config-file.js';
+import { catalogOf } from '../../config/catalog.js';
+import { ConfigError, defaultConfig, loadConfigFile, parseConfig } from '../../config/config-file.js';
+import { discoverSkills } from '../../config/skills.js';
 import { BUILTIN_TOOL_NAMES } from '../../core/resources/builtin-tools.js';
+
+/** The catalog as the daemon builds it at startup: the home's config file and its discovered skills. */
+const loadCatalog = (home: string) => catalogOf(loadConfigFile(home), discoverSkills(home));
 
 t.test('an empty home reserves the built-in tools and the mcp_ namespace only', async (t) => {
   const catalog = loadCatalog(t.testdir());

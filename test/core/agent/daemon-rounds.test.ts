@@ -3,6 +3,7 @@ import { AgentToolbox } from '../../../core/agent/agent-toolbox.js';
 import { BUILTIN_LIMITS } from '../../../core/agent/builtin-limits.js';
 import type { DaemonCall, ToolOutcome } from '../../../core/agent/daemon-call.js';
 import { DaemonRounds } from '../../../core/agent/daemon-rounds.js';
+import { PROFILE_LIMITS } from '../../../core/limits.js';
 import type { ToolCall } from '../../../core/provider/chat-provider.js';
 import { ActiveTurn } from '../../../core/turns/active-turn.js';
 import type { TurnHistory } from '../../../core/turns/turn-history.js';
@@ -107,7 +108,7 @@ t.test(
       read('x'.repeat(129)),
       { id: 'j1', name: 'read_file', arguments: '{"path":' },
       { id: 's1', name: 'read_file', arguments: '{"path":"a","extra":true}' },
-      { id: 'b1', name: 'read_file', arguments: `{"path":"${'a'.repeat(BUILTIN_LIMITS.argument_bytes)}"}` },
+      { id: 'b1', name: 'read_file', arguments: `{"path":"${'a'.repeat(PROFILE_LIMITS.argument_bytes)}"}` },
     ]);
     const codes = [...texts.values()].map((text) => JSON.parse(text).error.code);
     t.same(codes, [

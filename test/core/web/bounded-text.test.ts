@@ -1,6 +1,6 @@
 import { TextDecoder } from 'node:util';
 import t from 'tap';
-import { cutUtf8, decodeBody, readBounded } from '../../../core/web/bounded-text.js';
+import { decodeBody, readBounded } from '../../../core/web/bounded-text.js';
 
 async function* chunks(...parts: string[]): AsyncGenerator<Uint8Array> {
   for (const part of parts) yield Buffer.from(part);
@@ -29,14 +29,4 @@ t.test('a character split by the download cut is left out, one in a whole body i
   const split = Buffer.from('aé').subarray(0, 2);
   t.equal(decodeBody(new TextDecoder(), { bytes: split, longer: true }), 'a');
   t.equal(decodeBody(new TextDecoder(), { bytes: split, longer: false }), 'a\uFFFD');
-});
-
-t.test('text is cut to the byte limit on a character boundary', async (t) => {
-  t.same(cutUtf8('abc', 3), { text: 'abc', cut: false });
-  t.same(cutUtf8('abcd', 3), { text: 'abc', cut: true });
-  t.same(cutUtf8('abé', 3), { text: 'ab', cut: true }, 'a two-byte character at the edge');
-  t.same(cutUtf8('a€', 3), { text: 'a', cut: true }, 'a three-byte character at the edge');
-  t.same(cutUtf8('a😀b', 4), { text: 'a', cut: true }, 'a four-byte character at the edge');
-  t.same(cutUtf8('a😀b', 5), { text: 'a😀', cut: true });
-  t.same(cutUtf8('😀', 2), { text: '', cut: true });
 });

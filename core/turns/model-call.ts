@@ -1,0 +1,36 @@
+import { PROFILE_LIMITS } from '../limits.js';
+import type { ToolCall } from '../provider/chat-provider.js';
+import { utf8ByteLength } from '../resources/unicode.js';
+import type { ActiveTurn } from './active-turn.js';
+
+/** The refusals every kind of call shares, with the fixed texts the model reads. */
+export const MODEL_CALL_REFUSALS = {
+  unknown_tool: 'no such tool in this turn',
+  invalid_arguments: "the arguments do not satisfy the tool's input schema",
+  invalid_call_id: 'the call id is empty, too long, or repeated in this turn',
+} as const;
+
+/**
+ * The checks a model call passes whoever runs it: a provider call id that is nonempty, within its bound and
+ * not taken by an admitted call of the turn, of either kind; arguments within their bound that parse as JSON.
+ * Returns the parsed arguments, or the refusal.
+ */
+export function readModelCall(
+  turn: ActiveTurn,
+  toolCall: ToolCall,
+): { arguments: unknown } | 'invalid_call_id' | 'invalid_arguments' {
+  const idBytes = utf8ByteLength(toolCall.id);
+  if (
+    idBytes === 0 ||
+    idBytes > PROFILE_LIMITS.provider_call_id_bytes ||
+    turn.providerCallIds.has(toolCall.id)
+  ) {
+    return 'invalid_call_id';
+  }
+  if (utf8ByteLength(toolCall.arguments) > PROFILE_LIMITS.argument_bytes) return 'invalid_arguments';
+  try {
+    return { arguments: JSON.parse(toolCall.arguments) as unknown };
+  } catch {
+    return 'invalid_arguments';
+  }
+}
