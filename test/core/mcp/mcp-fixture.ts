@@ -1,19 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { MCP_SUPERVISION, type McpServerConfig, McpServers } from '../../../core/mcp/mcp-servers.js';
 import { type FakeClock, fakeClock } from '../../helpers/fake-clock.js';
-import { WITHOUT_TEST_HOOKS } from '../../helpers/without-test-hooks.js';
+import { fixtureServerConfig } from '../../helpers/mcp-fixture-server.js';
 
 interface Tap {
   teardown(fn: () => unknown): void;
 }
-
-const FIXTURE = resolve(dirname(fileURLToPath(import.meta.url)), '../../fixtures/mcp-server.ts');
-/** By URL, so the fixture's loader resolves wherever the child starts. */
-const TSX = import.meta.resolve('tsx');
 
 export type FixtureMode = 'normal' | 'silent' | 'exit' | 'many' | 'bare' | 'refuse' | 'stubborn' | 'noisy';
 
@@ -36,8 +31,7 @@ export function fixtureServer(
   overrides: Partial<McpServerConfig> = {},
 ): McpServerConfig {
   return {
-    command: 'env',
-    args: [...WITHOUT_TEST_HOOKS, '--import', TSX, FIXTURE, mode],
+    ...fixtureServerConfig(mode),
     env: { FIXTURE_NOTES: notes },
     timeout_ms: 5_000,
     enabled: true,
