@@ -137,8 +137,8 @@ export class AgentToolbox {
   }
 
   /**
-   * What a subagent may call: the turn's built-ins but `spawn_agent` (depth 1) and `update_plan` (the
-   * turn's own), and the turn's MCP tools.
+   * The built-ins a subagent may call: the turn's but `spawn_agent` (depth 1) and `update_plan` (the turn's
+   * own). It gets the turn's MCP tools beside them.
    */
   forSubagent(builtins: readonly BuiltinToolName[]): readonly BuiltinToolName[] {
     return builtins.filter((name) => name !== 'spawn_agent' && name !== 'update_plan');
