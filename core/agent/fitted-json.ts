@@ -31,7 +31,9 @@ export function fitTextInJson(
   let room = limit - utf8ByteLength(JSON.stringify(shape('', true)));
   for (;;) {
     if (room < 0) throw new RangeError('the result does not fit its bound even without its text');
-    const kept = escapedBeginning(whole, room);
+    let kept = escapedBeginning(whole, room);
+    // `"truncated":true` may be shorter than its false: a result that is cut never keeps the whole text.
+    if (kept.length === whole.length) kept = withoutLastCharacter(kept);
     const json = JSON.stringify(shape(kept, true));
     const over = utf8ByteLength(json) - limit;
     if (over <= 0) return { json, kept, truncated: true };
@@ -54,4 +56,10 @@ function escapedBeginning(text: string, room: number): string {
     end += character.length;
   }
   return text.slice(0, end);
+}
+
+function withoutLastCharacter(text: string): string {
+  const last = text.codePointAt(text.length - 1);
+  const isLowSurrogate = last !== undefined && last >= 0xdc00 && last <= 0xdfff && text.length > 1;
+  return text.slice(0, text.length - (isLowSurrogate ? 2 : 1));
 }

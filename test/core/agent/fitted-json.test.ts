@@ -37,6 +37,20 @@ t.test('6,000 control bytes that would encode to 36,000 bytes are cut to fit', a
   t.same(JSON.parse(fitted.json), { output: fitted.kept, truncated: true });
 });
 
+t.test(
+  'a result cut only for its flag still drops a character, so a cut never keeps the whole text',
+  async (t) => {
+    const text = 'x'.repeat(50);
+    const limit = bytes(JSON.stringify(shape(text, false))) - 1;
+    const fitted = fitTextInJson(text, limit, shape);
+    t.equal(fitted.truncated, true);
+    t.equal(fitted.kept, 'x'.repeat(49));
+    const emoji = '😀'.repeat(10);
+    const cut = fitTextInJson(emoji, bytes(JSON.stringify(shape(emoji, false))) - 1, shape);
+    t.equal(cut.kept, '😀'.repeat(9), 'a surrogate pair goes whole');
+  },
+);
+
 t.test('a surrogate pair is never split and a lone surrogate becomes U+FFFD', async (t) => {
   const fitted = fitTextInJson('😀😀😀', bytes(JSON.stringify(shape('😀', true))) + 3, shape);
   t.equal(fitted.kept, '😀');
@@ -73,7 +87,10 @@ t.test(
             if (!text.startsWith(fitted.kept)) return false;
             if (!fitted.truncated) return fitted.kept === text;
             const next = [...text.slice(fitted.kept.length)][0]!;
-            return bytes(JSON.stringify(shape(fitted.kept + next, true))) > limit;
+            // One more character would not fit, or would be the whole text, which a cut never keeps.
+            return (
+              fitted.kept + next === text || bytes(JSON.stringify(shape(fitted.kept + next, true))) > limit
+            );
           },
         ),
       ),
