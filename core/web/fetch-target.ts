@@ -19,8 +19,8 @@ export interface FetchTarget {
 
 export interface TargetPolicy {
   lookup: Lookup;
-  /** Null when every address is allowed. */
-  isPublicAddress: ((address: string) => boolean) | null;
+  /** Whether an address may be connected to. */
+  isAllowedAddress: (address: string) => boolean;
 }
 
 /** The URL parsed and checked: length, scheme and credentials, in that order. */
@@ -58,8 +58,7 @@ export async function resolveTarget(url: URL, policy: TargetPolicy): Promise<Fet
       return webFetchFailure('unresolvable');
     }
   }
-  const allowed = policy.isPublicAddress;
-  if (allowed !== null && !addresses.every(({ address }) => allowed(address))) {
+  if (!addresses.every(({ address }) => policy.isAllowedAddress(address))) {
     return webFetchFailure('address_not_allowed');
   }
   return { url, host, addresses };

@@ -12,19 +12,22 @@ import {
   type TargetPolicy,
 } from './fetch-target.js';
 import { pinnedGet } from './pinned-get.js';
-import { isPublicAddress } from './public-address.js';
+import { isPrivateAddress, isPublicAddress } from './public-address.js';
 import { textContent } from './text-content-type.js';
 import { type WebFetchOutcome, webFetchFailure } from './web-fetch-error.js';
 import { WEB_FETCH_LIMITS } from './web-fetch-limits.js';
 
-export { isPublicAddress } from './public-address.js';
+export { isPrivateAddress, isPublicAddress } from './public-address.js';
 export type { WebFetchError, WebFetchOutcome } from './web-fetch-error.js';
 export { WEB_FETCH_MESSAGES } from './web-fetch-error.js';
 export { WEB_FETCH_LIMITS } from './web-fetch-limits.js';
 
 export interface WebFetchOptions {
   clock: Clock;
-  /** Loopback, private, link-local and other non-public addresses are refused unless this is true. */
+  /**
+   * Only public addresses are connected to, unless this is true: then loopback, private, link-local,
+   * carrier-grade NAT and unique local addresses too (`isPrivateAddress`).
+   */
   allowPrivateAddresses: boolean;
   /** The whole fetch, redirects included. */
   timeoutMs?: number;
@@ -33,7 +36,7 @@ export interface WebFetchOptions {
   /** Bytes of text given to the model, cut on a UTF-8 boundary. */
   outputBytes?: number;
   maxRedirects?: number;
-  /** Test seams: name resolution, and which addresses count as public. */
+  /** Test seams: name resolution, and which addresses count as public (private ones are judged apart). */
   lookup?: (hostname: string) => Promise<Array<{ address: string; family: 4 | 6 }>>;
   isPublicAddress?: (address: string) => boolean;
 }
@@ -67,9 +70,12 @@ export class WebFetcher {
 
   constructor(options: WebFetchOptions) {
     this.#clock = options.clock;
+    const isPublic = options.isPublicAddress ?? isPublicAddress;
     this.#policy = {
       lookup: options.lookup ?? systemLookup,
-      isPublicAddress: options.allowPrivateAddresses ? null : (options.isPublicAddress ?? isPublicAddress),
+      isAllowedAddress: options.allowPrivateAddresses
+        ? (address) => isPublic(address) || isPrivateAddress(address)
+        : isPublic,
     };
     this.#timeoutMs = options.timeoutMs ?? WEB_FETCH_LIMITS.timeout_ms;
     this.#downloadBytes = options.downloadBytes ?? WEB_FETCH_LIMITS.download_bytes;

@@ -2,6 +2,8 @@ import t from 'tap';
 import { checkUrl, type ResolvedAddress, resolveTarget } from '../../../core/web/fetch-target.js';
 import { WEB_FETCH_LIMITS } from '../../../core/web/web-fetch-limits.js';
 
+const anyAddress = () => true;
+
 t.test('a URL must parse, fit the length limit, be http or https and carry no credentials', async (t) => {
   const room = WEB_FETCH_LIMITS.url_chars - 'http://a.test/'.length;
   t.equal(checkUrl('not a url'), 'invalid_url');
@@ -47,17 +49,17 @@ t.test('a name is resolved once, all its addresses, and refused unless every one
     return found;
   };
   const allowed = (address: string) => address !== '127.0.0.2';
-  const target = await resolveTarget(new URL('http://a.test:8080/'), { lookup, isPublicAddress: allowed });
+  const target = await resolveTarget(new URL('http://a.test:8080/'), { lookup, isAllowedAddress: allowed });
   t.match(target, { host: 'a.test', addresses: answers['a.test'] });
   t.same(asked, ['a.test']);
-  t.match(await resolveTarget(new URL('http://mixed.test/'), { lookup, isPublicAddress: allowed }), {
+  t.match(await resolveTarget(new URL('http://mixed.test/'), { lookup, isAllowedAddress: allowed }), {
     code: 'address_not_allowed',
   });
-  t.match(await resolveTarget(new URL('http://mixed.test/'), { lookup, isPublicAddress: null }), {
+  t.match(await resolveTarget(new URL('http://mixed.test/'), { lookup, isAllowedAddress: anyAddress }), {
     addresses: answers['mixed.test'],
   });
   for (const host of ['none.test', 'odd.test', 'missing.test']) {
-    t.match(await resolveTarget(new URL(`http://${host}/`), { lookup, isPublicAddress: null }), {
+    t.match(await resolveTarget(new URL(`http://${host}/`), { lookup, isAllowedAddress: anyAddress }), {
       code: 'unresolvable',
     });
   }
@@ -69,17 +71,17 @@ t.test('a literal IP host is not resolved and is checked the same way', async (t
     return [];
   };
   const refuse = (address: string) => address === '8.8.8.8';
-  t.match(await resolveTarget(new URL('http://127.0.0.1/'), { lookup, isPublicAddress: refuse }), {
+  t.match(await resolveTarget(new URL('http://127.0.0.1/'), { lookup, isAllowedAddress: refuse }), {
     code: 'address_not_allowed',
   });
-  t.match(await resolveTarget(new URL('http://[::1]/'), { lookup, isPublicAddress: refuse }), {
+  t.match(await resolveTarget(new URL('http://[::1]/'), { lookup, isAllowedAddress: refuse }), {
     code: 'address_not_allowed',
   });
-  t.match(await resolveTarget(new URL('http://[::1]:81/'), { lookup, isPublicAddress: null }), {
+  t.match(await resolveTarget(new URL('http://[::1]:81/'), { lookup, isAllowedAddress: anyAddress }), {
     host: '::1',
     addresses: [{ address: '::1', family: 6 }],
   });
-  t.match(await resolveTarget(new URL('http://8.8.8.8/'), { lookup, isPublicAddress: refuse }), {
+  t.match(await resolveTarget(new URL('http://8.8.8.8/'), { lookup, isAllowedAddress: refuse }), {
     host: '8.8.8.8',
     addresses: [{ address: '8.8.8.8', family: 4 }],
   });

@@ -1,6 +1,6 @@
 import { createServer as createTcpServer } from 'node:net';
 import t from 'tap';
-import { isPublicAddress, WEB_FETCH_LIMITS } from '../../../core/web/web-fetch.js';
+import { isPrivateAddress, isPublicAddress, WEB_FETCH_LIMITS } from '../../../core/web/web-fetch.js';
 import { failed, fetcher, fetchNow, page, serve } from './web-fixture.js';
 
 const loopback = async () => [{ address: '127.0.0.1', family: 4 as const }];
@@ -298,7 +298,9 @@ t.test('no error message repeats the URL or anything the server sent', async (t)
   ]);
 });
 
-t.test('the real classifier is the one the module exports', async (t) => {
+t.test('the real classifiers are the ones the module exports', async (t) => {
   t.equal(isPublicAddress('127.0.0.1'), false);
   t.equal(isPublicAddress('8.8.8.8'), true);
+  t.equal(isPrivateAddress('127.0.0.1'), true);
+  t.equal(isPrivateAddress('8.8.8.8'), false);
 });
