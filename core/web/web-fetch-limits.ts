@@ -4,7 +4,10 @@ export const WEB_FETCH_LIMITS = {
   timeout_ms: 20_000,
   /** Bytes of the body read at most; the rest is not read. */
   download_bytes: 1_048_576,
-  /** Bytes of UTF-8 text given to the model, cut on a character boundary. */
+  /**
+   * UTF-8 bytes of the result given to the model, as compact JSON: the text is cut between characters until
+   * the escaped whole fits, well within the built-in tools' output bound.
+   */
   output_bytes: 16_384,
   max_redirects: 5,
   /** Characters of a URL, the one asked for and every redirect target. */

@@ -1,8 +1,8 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { IncomingMessage } from 'node:http';
+import { fitTextInJson } from '../agent/fitted-json.js';
 import { type Clock, deadlineAt } from '../clock.js';
 import { RequestAbort } from '../provider/request-abort.js';
-import { cutUtf8 } from '../resources/unicode.js';
 import { decodeBody, readBounded } from './bounded-text.js';
 import {
   checkUrl,
@@ -33,7 +33,7 @@ export interface WebFetchOptions {
   timeoutMs?: number;
   /** Bytes of the body read at most; the rest is not read. */
   downloadBytes?: number;
-  /** Bytes of text given to the model, cut on a UTF-8 boundary. */
+  /** UTF-8 bytes of the result given to the model, as compact JSON; the text is cut between characters to fit. */
   outputBytes?: number;
   maxRedirects?: number;
   /** Test seams: name resolution, and which addresses count as public (private ones are judged apart). */
@@ -155,17 +155,14 @@ export class WebFetcher {
     } finally {
       response.destroy();
     }
-    const decoded = decodeBody(text.decoder, body);
-    const content = cutUtf8(decoded, this.#outputBytes);
-    return {
-      ok: true,
-      output: JSON.stringify({
-        url: target.url.href,
-        status,
-        content_type: text.contentType,
-        content,
-        truncated: content !== decoded || body.longer,
-      }),
-    };
+    // The bound is the result's encoded size: a page of quotes or control bytes is cut shorter.
+    const fitted = fitTextInJson(decodeBody(text.decoder, body), this.#outputBytes, (content, truncated) => ({
+      url: target.url.href,
+      status,
+      content_type: text.contentType,
+      content,
+      truncated: truncated || body.longer,
+    }));
+    return { ok: true, output: fitted.json };
   }
 }

@@ -203,27 +203,6 @@ t.test('a body over the download limit is cut there and marked truncated', async
   t.equal(exact.truncated, false, 'a body of exactly the limit is whole');
 });
 
-t.test('text over the output limit is cut on a UTF-8 boundary', async (t) => {
-  const served = await serve(t, (_request, response) => {
-    response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
-    response.end('abcdefgh€ijk');
-  });
-  for (const [outputBytes, content, truncated] of [
-    [8, 'abcdefgh', true],
-    [9, 'abcdefgh', true],
-    [10, 'abcdefgh', true],
-    [11, 'abcdefgh€', true],
-    [14, 'abcdefgh€ijk', false],
-  ] as const) {
-    const { web } = fetcher({ outputBytes });
-    t.same(
-      page(t, await fetchNow(web, served.url('/'))),
-      { url: served.url('/'), status: 200, content_type: 'text/plain; charset=utf-8', content, truncated },
-      `${outputBytes} bytes`,
-    );
-  }
-});
-
 t.test('the body is decoded by its charset, invalid bytes replaced', async (t) => {
   const served = await serve(t, (request, response) => {
     if (request.url === '/latin') {
