@@ -22,7 +22,10 @@ export interface ToolScope {
   turn: ActiveTurn;
   /** The names of the built-in and MCP tools the round may call. */
   offered: readonly string[];
-  /** The `spawn_agent` call of the subagent whose round this is, or null. */
+  /**
+   * The `spawn_agent` call of the subagent whose round this is, or null. It names the loop too: a call may
+   * not repeat the provider call id of an admitted call of the same loop, and only of that loop.
+   */
   parentCallId: string | null;
   /** Runs the subagent of a `spawn_agent` call; absent where subagents cannot be spawned. */
   subagent?: (call: DaemonCall) => Promise<ToolOutcome>;
@@ -81,7 +84,8 @@ export class DaemonRounds {
     const { turn, offered } = scope;
     const name = toolCall.name;
     if (!offered.includes(name)) return 'unknown_tool';
-    const read = readModelCall(turn, toolCall);
+    const usedIds = turn.providerCallIds(scope.parentCallId);
+    const read = readModelCall(usedIds, toolCall);
     if (typeof read === 'string') return read;
     const parsed = read.arguments;
     if (!this.#options.toolbox.accepts(name, parsed)) return 'invalid_arguments';
@@ -94,7 +98,7 @@ export class DaemonRounds {
       parentCallId: scope.parentCallId,
       arguments: parsed as Record<string, unknown>,
     });
-    turn.providerCallIds.add(toolCall.id);
+    usedIds.add(toolCall.id);
     turn.daemonCalls.set(call.callId, call);
     return call;
   }

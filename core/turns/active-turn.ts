@@ -47,8 +47,8 @@ export class ActiveTurn {
   readonly calls = new Map<string, ApplicationCall>();
   /** The turn's calls of built-in and MCP tools, its subagents' included, by call id. */
   readonly daemonCalls = new Map<string, DaemonCall>();
-  /** Provider call ids of every admitted call of the turn, of both kinds: each may be used once. */
-  readonly providerCallIds = new Set<string>();
+  /** Provider call ids of the admitted calls of each of the turn's loops, by loop (see `providerCallIds`). */
+  readonly #providerCallIds = new Map<string | null, Set<string>>();
   /** The plan the model last sent with `update_plan`, or null. */
   plan: PlanStep[] | null = null;
   readonly abort = new AbortController();
@@ -81,6 +81,20 @@ export class ActiveTurn {
   /** The next live sequence number; `turn.started` takes 0. */
   stamp(): number {
     return this.#sequence++;
+  }
+
+  /**
+   * The provider call ids the admitted calls of one loop used, each usable once there: the turn's own loop
+   * (null), whose application and daemon calls share one set, or the subagent of the `spawn_agent` call
+   * `loop`. A provider numbers the calls of each request afresh, so each loop has its own.
+   */
+  providerCallIds(loop: string | null): Set<string> {
+    let ids = this.#providerCallIds.get(loop);
+    if (!ids) {
+      ids = new Set();
+      this.#providerCallIds.set(loop, ids);
+    }
+    return ids;
   }
 
   /** The last stamped sequence. */

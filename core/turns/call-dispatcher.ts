@@ -145,7 +145,9 @@ export class CallDispatcher {
     const revision = turn.pin?.snapshot.tools.find((candidate) => candidate.name === toolCall.name);
     const contract = revision?.contract;
     if (!manifest?.accepted_executor || !tool || !contract) return 'unknown_tool';
-    const read = readModelCall(turn, toolCall);
+    // Application calls belong to the turn's own loop: subagents are never given application tools.
+    const usedIds = turn.providerCallIds(null);
+    const read = readModelCall(usedIds, toolCall);
     if (typeof read === 'string') return read;
     const parsed = read.arguments;
     if (!validateAgainstSchema(contract.input_schema, parsed)) return 'invalid_arguments';
@@ -163,7 +165,7 @@ export class CallDispatcher {
       arguments: JSON.stringify(parsed),
     });
     if (!this.#options.evidence.reserveCall(turn.turnId, call)) return 'evidence_limit';
-    turn.providerCallIds.add(toolCall.id);
+    usedIds.add(toolCall.id);
     turn.calls.set(call.identity.callId, call);
     this.#retained += 1;
     return call;

@@ -1,7 +1,6 @@
 import { PROFILE_LIMITS } from '../limits.js';
 import type { ToolCall } from '../provider/chat-provider.js';
 import { utf8ByteLength } from '../resources/unicode.js';
-import type { ActiveTurn } from './active-turn.js';
 
 /** The refusals every kind of call shares, with the fixed texts the model reads. */
 export const MODEL_CALL_REFUSALS = {
@@ -12,19 +11,15 @@ export const MODEL_CALL_REFUSALS = {
 
 /**
  * The checks a model call passes whoever runs it: a provider call id that is nonempty, within its bound and
- * not taken by an admitted call of the turn, of either kind; arguments within their bound that parse as JSON.
+ * not in `usedIds`, those of the admitted calls of its loop; arguments within their bound that parse as JSON.
  * Returns the parsed arguments, or the refusal.
  */
 export function readModelCall(
-  turn: ActiveTurn,
+  usedIds: ReadonlySet<string>,
   toolCall: ToolCall,
 ): { arguments: unknown } | 'invalid_call_id' | 'invalid_arguments' {
   const idBytes = utf8ByteLength(toolCall.id);
-  if (
-    idBytes === 0 ||
-    idBytes > PROFILE_LIMITS.provider_call_id_bytes ||
-    turn.providerCallIds.has(toolCall.id)
-  ) {
+  if (idBytes === 0 || idBytes > PROFILE_LIMITS.provider_call_id_bytes || usedIds.has(toolCall.id)) {
     return 'invalid_call_id';
   }
   if (utf8ByteLength(toolCall.arguments) > PROFILE_LIMITS.argument_bytes) return 'invalid_arguments';

@@ -181,3 +181,32 @@ t.test('a subagent’s calls carry their parent in activity', async (t) => {
     ['pending', 'succeeded'],
   );
 });
+
+t.test('each loop has its own provider call ids: the turn’s and each subagent’s', async (t) => {
+  const { turn, rounds, ran, written } = harness();
+  const own = { turn, offered: turn.builtins, parentCallId: null };
+  const child = { turn, offered: turn.builtins, parentCallId: 'call_spawn_1' };
+  const sibling = { turn, offered: turn.builtins, parentCallId: 'call_spawn_2' };
+  await rounds.run(own, [read('call_0')]);
+  const inChild = await rounds.run(child, [read('call_0', 'b.md')]);
+  const inSibling = await rounds.run(sibling, [read('call_0', 'c.md')]);
+  t.same(inChild.get('call_0'), '{"ok":1}', 'the parent’s id is free in its subagent');
+  t.same(inSibling.get('call_0'), '{"ok":1}', 'and in another subagent');
+  t.same(ran, ['a.md', 'b.md', 'c.md']);
+  const calls = [...turn.daemonCalls.values()];
+  t.same(
+    calls.map((call) => [call.providerCallId, call.parentCallId]),
+    [
+      ['call_0', null],
+      ['call_0', 'call_spawn_1'],
+      ['call_0', 'call_spawn_2'],
+    ],
+  );
+  t.equal(new Set(calls.map((call) => call.callId)).size, 3, 'the daemon’s call ids stay unique in the turn');
+  for (const scope of [own, child, sibling]) {
+    const again = await rounds.run(scope, [read('call_0', 'd.md')]);
+    t.match(JSON.parse(again.get('call_0')!), { error: { code: 'invalid_call_id' } }, 'repeated in its loop');
+  }
+  t.same(ran, ['a.md', 'b.md', 'c.md'], 'no repeated id ran');
+  t.equal(written.length, 6, 'nor was bound');
+});
