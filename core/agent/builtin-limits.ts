@@ -4,9 +4,13 @@ export const BUILTIN_LIMITS = {
   output_bytes: 32_768,
   /** Built-in calls one turn may make, its subagents' included; later ones are refused to the model. */
   calls_per_turn: 128,
-  /** Steps of a plan, and UTF-8 bytes of one step's text. */
+  /**
+   * Steps of a plan; characters of one step's text (Unicode scalar values, as the schema counts them); and
+   * UTF-8 bytes of the whole plan as shown, encoded as compact JSON, so that its activity fits a payload.
+   */
   plan_steps: 32,
-  plan_step_bytes: 256,
+  plan_step_chars: 256,
+  plan_bytes: 30_720,
   /** Characters of a subagent's task, rounds of its loop, and UTF-8 bytes of its answer kept for the parent. */
   subagent_task_chars: 8_192,
   subagent_rounds: 8,

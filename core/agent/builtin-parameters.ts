@@ -31,7 +31,7 @@ export const PLAN_PARAMETERS: TSchema = Type.Object(
     steps: Type.Array(
       Type.Object(
         {
-          step: Type.String({ minLength: 1, maxLength: BUILTIN_LIMITS.plan_step_bytes }),
+          step: Type.String({ minLength: 1, maxLength: BUILTIN_LIMITS.plan_step_chars }),
           status: Type.Enum([...PLAN_STATUSES]),
         },
         { additionalProperties: false },

@@ -1,7 +1,7 @@
 import type { AgentToolbox } from '../agent/agent-toolbox.js';
 import type { DaemonCall, ToolOutcome } from '../agent/daemon-call.js';
 import type { DaemonRounds, ToolScope } from '../agent/daemon-rounds.js';
-import { type PlanStep, shownPlan } from '../agent/plan.js';
+import { PLAN_TOO_LARGE, type PlanStep, shownPlan } from '../agent/plan.js';
 import { runSubagent } from '../agent/subagent.js';
 import { TURN_LIMITS } from '../limits.js';
 import type {
@@ -170,6 +170,7 @@ export function systemMessage(parts: readonly string[]): string | null {
 
 function keepPlan(work: TurnWork, call: DaemonCall): ToolOutcome {
   const steps = shownPlan(call.arguments.steps as PlanStep[]);
+  if (!steps) return PLAN_TOO_LARGE;
   work.turn.plan = steps;
   work.activity({ kind: 'plan', steps });
   return { ok: true, output: JSON.stringify({ updated: true, steps: steps.length }) };
