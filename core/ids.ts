@@ -19,6 +19,11 @@ export function newId(prefix: string): string {
   return `${prefix}_${idPool.toString('base64url', start, idPoolOffset)}`;
 }
 
+/** Characters of every id `newId(prefix)` issues: the prefix, `_`, and its bytes in base64url. */
+export function idLength(prefix: string): number {
+  return prefix.length + 1 + Math.ceil((ID_BYTES * 8) / 6);
+}
+
 /** 32 random bytes, base64url: control tokens, executor resume secrets. */
 export function newSecret(): string {
   return randomBytes(32).toString('base64url');

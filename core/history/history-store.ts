@@ -205,7 +205,7 @@ export class HistoryStore {
     const items: PagedRecord[] = [];
     let bytes = 0;
     for (const row of rows.slice(0, limit)) {
-      const size = Buffer.byteLength(row.data) + row.kind.length + 64;
+      const size = recordPageBytes(row.kind, Buffer.byteLength(row.data));
       if (size > maxBytes) {
         if (items.length > 0) break;
         items.push({
@@ -241,6 +241,14 @@ export class HistoryStore {
   #apply<W extends DurableWrite>(write: W): DurableResult<W> {
     return this.#db.transaction(() => this.#writes.apply(write)).immediate();
   }
+}
+
+/**
+ * What one record counts against a replay page's bytes: its encoded data, its kind, and 64 bytes for the
+ * rest of its encoding. A record whose count passes a whole page replays as `omitted`.
+ */
+export function recordPageBytes(kind: string, dataBytes: number): number {
+  return dataBytes + kind.length + 64;
 }
 
 export interface ActiveTurnRow {

@@ -1,17 +1,20 @@
 import { ERROR_MESSAGES, type ErrorCode } from '../errors.js';
 
 /** Terminal error codes of a failed turn; each carries its fixed text, never a provider's own words. */
-export type TurnFailureCode = Extract<
-  ErrorCode,
-  | 'provider_error'
-  | 'tool_timeout'
-  | 'executor_unavailable'
-  | 'limit_exceeded'
-  | 'interrupted'
-  | 'internal_error'
->;
+export const TURN_FAILURE_CODES = [
+  'provider_error',
+  'tool_timeout',
+  'executor_unavailable',
+  'limit_exceeded',
+  'interrupted',
+  'internal_error',
+] as const satisfies readonly ErrorCode[];
 
-export type TurnStatus = 'completed' | 'failed' | 'cancelled';
+export type TurnFailureCode = (typeof TURN_FAILURE_CODES)[number];
+
+export const TURN_STATUSES = ['completed', 'failed', 'cancelled'] as const;
+
+export type TurnStatus = (typeof TURN_STATUSES)[number];
 
 /** How a turn ends: thrown inside its worker, or decided from outside (stop, close, deadline). */
 export class TurnEnding extends Error {

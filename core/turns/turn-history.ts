@@ -1,11 +1,12 @@
 import type { DaemonCall, ToolOutcome } from '../agent/daemon-call.js';
 import type { Clock } from '../clock.js';
 import { ERROR_MESSAGES } from '../errors.js';
-import type { HistoryStore } from '../history/history-store.js';
-import { TURN_LIMITS } from '../limits.js';
+import { type HistoryStore, recordPageBytes } from '../history/history-store.js';
+import { SERVICE_LIMITS, TURN_LIMITS } from '../limits.js';
 import type { ConversationMessage } from '../provider/chat-provider.js';
 import type { ActiveTurn } from './active-turn.js';
 import { type ApplicationCall, bindingMembers, type CallOutcome } from './application-call.js';
+import { type TerminalCall, terminalData } from './terminal-record.js';
 
 /** Sessions whose recent exchanges are kept in memory; others are read from the store when needed. */
 const CACHED_SESSIONS = 64;
@@ -17,6 +18,14 @@ export const TURN_RECORDS = {
   result: 'turn.call_result',
   terminal: 'turn.terminal',
 } as const;
+
+/**
+ * The most bytes the data of a terminal record takes, encoded, so that the record replays whole, alone on
+ * a page if need be. The payload takes at most TERMINAL_PAYLOAD_BYTES of it; the calls and the plan fill
+ * what is left, at least the difference.
+ */
+export const TERMINAL_DATA_BYTES =
+  SERVICE_LIMITS.replay_page_bytes - recordPageBytes(TURN_RECORDS.terminal, 0);
 
 /**
  * A turn's durable history: the user record (prompt and manifest) with the turn marked active, each call's
@@ -96,8 +105,12 @@ export class TurnHistory {
     });
   }
 
+  /**
+   * The terminal record: `payload` as the live terminal carries it, with the turn's calls and plan as far
+   * as they fit TERMINAL_DATA_BYTES (`terminalData` says what is left out first).
+   */
   async terminal(turn: ActiveTurn, payload: Record<string, unknown>): Promise<void> {
-    const calls = [
+    const calls: TerminalCall[] = [
       ...[...turn.calls.values()].map((call) => ({
         call_id: call.identity.callId,
         status: call.status,
@@ -113,7 +126,7 @@ export class TurnHistory {
     const record = {
       kind: TURN_RECORDS.terminal,
       created_at: this.#clock.wallNow(),
-      data: { ...payload, calls, ...(turn.plan ? { plan: turn.plan } : {}) },
+      data: terminalData(payload, calls, turn.plan, TERMINAL_DATA_BYTES),
     };
     await this.#store.writer.endTurn(turn.sessionId, turn.turnId, record);
     const cached = this.#exchanges.get(turn.sessionId);
@@ -212,21 +225,19 @@ export function recoverInterruptedTurns(store: HistoryStore, clock: Clock): numb
         .filter((record) => record.data.turn_id === row.turn_id)
         .map((record) => [String(record.data.call_id), (record.data.outcome as CallOutcome).status] as const),
     );
+    const calls = bound.map(({ callId, tool }): TerminalCall => {
+      const outcome = reported.get(callId);
+      return {
+        call_id: callId,
+        ...(tool ? { tool } : {}),
+        status: outcome === 'success' ? 'succeeded' : 'failed',
+        external_effects: outcome ? 'reported' : 'uncertain',
+      };
+    });
     store.endTurn(row.session_id, row.turn_id, {
       kind: TURN_RECORDS.terminal,
       created_at: clock.wallNow(),
-      data: {
-        ...interruptedTerminal(row.turn_id, 0),
-        calls: bound.map(({ callId, tool }) => {
-          const outcome = reported.get(callId);
-          return {
-            call_id: callId,
-            ...(tool ? { tool } : {}),
-            status: outcome === 'success' ? 'succeeded' : 'failed',
-            external_effects: outcome ? 'reported' : 'uncertain',
-          };
-        }),
-      },
+      data: terminalData(interruptedTerminal(row.turn_id, 0), calls, null, TERMINAL_DATA_BYTES),
     });
   }
   return active.length;
