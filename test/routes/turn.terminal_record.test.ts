@@ -90,7 +90,8 @@ t.test(
       { prompt: 'Plan, then list the workspace.' },
       { session, control, operation },
     );
-    const live = (await client.event('turn.terminal')).payload as Record<string, unknown>;
+    // 128 calls, each durable before and after it runs, take a while on a loaded machine.
+    const live = (await client.event('turn.terminal', 120_000)).payload as Record<string, unknown>;
     t.match(live, {
       status: 'failed',
       error: { code: 'limit_exceeded' },
