@@ -220,17 +220,23 @@ t.test('a recovered terminal of a turn with 160 bound calls lists them all and r
     created_at: 2,
     data: { turn_id: turnId, prompt: 'p' },
   });
-  const callIds: string[] = [];
-  for (let i = 0; i < PROFILE_LIMITS.calls_per_turn + BUILTIN_LIMITS.calls_per_turn; i++) {
-    const callId = newId('call');
-    callIds.push(callId);
-    const daemon = i >= PROFILE_LIMITS.calls_per_turn;
-    history.appendRecord('ses_1', {
-      kind: TURN_RECORDS.call,
-      created_at: 3,
-      data: { turn_id: turnId, call_id: callId, ...(daemon ? { name: LONGEST_TOOL, mcp: true } : {}) },
-    });
-  }
+  const callIds = Array.from({ length: PROFILE_LIMITS.calls_per_turn + BUILTIN_LIMITS.calls_per_turn }, () =>
+    newId('call'),
+  );
+  // Written together, in one commit, as a turn's bindings are.
+  await Promise.all(
+    callIds.map((callId, i) =>
+      history.writer.appendRecord('ses_1', {
+        kind: TURN_RECORDS.call,
+        created_at: 3,
+        data: {
+          turn_id: turnId,
+          call_id: callId,
+          ...(i >= PROFILE_LIMITS.calls_per_turn ? { name: LONGEST_TOOL, mcp: true } : {}),
+        },
+      }),
+    ),
+  );
   t.equal(recoverInterruptedTurns(history, fakeClock()), 1);
   const terminal = replayedTerminal(history);
   t.equal(terminal?.omitted, false);
