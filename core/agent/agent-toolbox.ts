@@ -53,7 +53,7 @@ const DEFINITIONS: Readonly<Record<Exclude<BuiltinToolName, 'web_search'>, Defin
   },
   search_files: {
     description:
-      'Search the text files beneath a directory of the workspace (default ".") for a JavaScript regular expression, or for literal text when the pattern is not one.',
+      'Search the text files beneath a directory of the workspace (default ".") for a regular expression in RE2 syntax (no lookaround or backreferences, so that no pattern can take exponential time), matched against each line; a pattern that is not valid RE2 is searched as literal text and the result says literal:true.',
     parameters: WORKSPACE_TOOL_PARAMETERS.search_files,
   },
   write_file: {
@@ -181,21 +181,32 @@ export class AgentToolbox {
   /**
    * The workspace's `AGENTS.md`, read through the workspace tools' walk (no symlink, no hard link, no
    * credential path, UTF-8 text), or null when there is none or it cannot be used: larger than one read
-   * window, refused, or the turn ended first.
+   * window, refused, or the turn ended first. The read is the session's like its turn's calls.
    */
-  async workspaceInstructions(workspace: string, signal: AbortSignal): Promise<string | null> {
+  async workspaceInstructions(
+    workspace: string,
+    signal: AbortSignal,
+    session: string,
+  ): Promise<string | null> {
     const { workspaceTools, excludedDirectories } = this.#services;
     const read = await workspaceTools.run(
       { tool: 'read_file', workspace, excludedDirectories, arguments: { ...WORKSPACE_INSTRUCTIONS } },
       signal,
+      session,
     );
     if (!read.ok) return null;
     const window = JSON.parse(read.output) as { content: string; next_offset: number | null };
     return window.next_offset === null && window.content.trim() !== '' ? window.content : null;
   }
 
-  /** Runs a workspace, command, web, skill or MCP call; never rejects. */
-  async run(call: DaemonCall, context: { workspace: string; signal: AbortSignal }): Promise<ToolOutcome> {
+  /**
+   * Runs a workspace, command, web, skill or MCP call; never rejects. `session` is the turn's: the workspace
+   * tools serve each session's calls one at a time, a subagent's with its turn's.
+   */
+  async run(
+    call: DaemonCall,
+    context: { workspace: string; signal: AbortSignal; session: string },
+  ): Promise<ToolOutcome> {
     const { workspaceTools, commands, web, excludedDirectories, skills, mcp } = this.#services;
     const args = call.arguments;
     if (call.kind === 'mcp') return mcp ? mcp.call(call.name, args, context.signal) : UNAVAILABLE;
@@ -211,6 +222,7 @@ export class AgentToolbox {
         return workspaceTools.run(
           { tool: call.name, workspace: context.workspace, excludedDirectories, arguments: args },
           context.signal,
+          context.session,
         );
       case 'run_command': {
         if (!commands) return UNAVAILABLE;

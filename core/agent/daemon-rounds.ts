@@ -130,6 +130,7 @@ export class DaemonRounds {
     return this.#options.toolbox.run(call, {
       workspace: scope.turn.workspace,
       signal: scope.turn.abort.signal,
+      session: scope.turn.sessionId,
     });
   }
 

@@ -318,7 +318,11 @@ export class TurnCoordinator {
       const context = this.#history.context(turn.sessionId, turn.turnId);
       first = context.length === 0;
       const { toolbox, instructions } = this.#options;
-      const workspace = await toolbox.workspaceInstructions(turn.workspace, turn.abort.signal);
+      const workspace = await toolbox.workspaceInstructions(
+        turn.workspace,
+        turn.abort.signal,
+        turn.sessionId,
+      );
       ending = await runTurn({
         turn,
         provider,

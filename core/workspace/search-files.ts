@@ -1,4 +1,5 @@
 import { type BigIntStats, closeSync, fstatSync, lstatSync } from 'node:fs';
+import { RE2JS, RE2JSException } from 're2js';
 import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { isExcluded, openDirectoryBeneath, WalkRefusal } from '../capture/descriptor-walk.js';
 import { decodeExactUtf8 } from '../capture/exact-utf8.js';
@@ -24,6 +25,8 @@ export interface SearchFilesOutput {
   truncated: boolean;
   files_searched: number;
   files_skipped: number;
+  /** Whether the pattern is not RE2 syntax and was searched for as literal text. */
+  literal: boolean;
 }
 
 /** Directories never searched, whatever the credential rules say. */
@@ -31,7 +34,7 @@ const SKIPPED_DIRECTORY_NAMES = new Set(['.git']);
 
 interface Search {
   readonly held: HeldWorkspace;
-  readonly matches: (line: string) => boolean;
+  readonly matcher: LineMatcher;
   readonly hooks: WorkspaceHooks | undefined;
   readonly found: SearchMatch[];
   /** Files read, text or not: what the file bound counts. */
@@ -43,15 +46,26 @@ interface Search {
   done: boolean;
 }
 
-/** A regular expression with flag `u` when the pattern compiles as one, else the pattern as literal text. */
-export function lineMatcher(pattern: string): (line: string) => boolean {
-  let expression: RegExp;
+/** How a pattern is searched for, and whether it was taken as literal text. */
+export interface LineMatcher {
+  readonly literal: boolean;
+  test(line: string): boolean;
+}
+
+/**
+ * The pattern as an RE2 regular expression when RE2 accepts it, else as literal text. RE2 (here its
+ * JavaScript port) never backtracks: its time grows with the line's length times the pattern's compiled
+ * size, so no pattern can take time exponential in its input, as `(a+)+$` does in a backtracking engine.
+ */
+export function lineMatcher(pattern: string): LineMatcher {
+  let expression: RE2JS;
   try {
-    expression = new RegExp(pattern, 'u');
-  } catch {
-    return (line) => line.includes(pattern);
+    expression = RE2JS.compile(pattern);
+  } catch (error) {
+    if (!(error instanceof RE2JSException)) throw error;
+    return { literal: true, test: (line) => line.includes(pattern) };
   }
-  return (line) => expression.test(line);
+  return { literal: false, test: (line) => expression.test(line) };
 }
 
 /**
@@ -67,7 +81,7 @@ export function searchFiles(
 ): SearchFilesOutput {
   const search: Search = {
     held,
-    matches: lineMatcher(args.pattern),
+    matcher: lineMatcher(args.pattern),
     hooks,
     found: [],
     reads: 0,
@@ -82,6 +96,7 @@ export function searchFiles(
     truncated: search.truncated,
     files_searched: search.searched,
     files_skipped: search.skipped,
+    literal: search.matcher.literal,
   };
 }
 
@@ -162,7 +177,7 @@ function searchFile(search: Search, directoryFd: number, path: readonly string[]
     lineNumber += 1;
     const line =
       end > start && text.charCodeAt(end - 1) === 0x0d ? text.slice(start, end - 1) : text.slice(start, end);
-    if (search.matches(line)) {
+    if (search.matcher.test(line)) {
       if (search.found.length >= LIMITS.search_matches_max) {
         search.truncated = true;
         search.done = true;

@@ -44,7 +44,7 @@ export const WORKSPACE_TOOL_PARAMETERS: Readonly<Record<WorkspaceToolName, TSche
       pattern: Type.String({
         minLength: 1,
         maxLength: LIMITS.search_pattern_chars_max,
-        description: 'A JavaScript regular expression (flag u), or literal text when it is not one.',
+        description: 'An RE2 regular expression, or literal text when it is not one.',
       }),
       path: Type.Optional(
         directoryPath('The directory searched beneath, relative to the workspace; "." when left out.'),

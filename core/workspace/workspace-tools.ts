@@ -20,7 +20,7 @@ export interface WorkspaceToolsOptions {
   clock: Clock;
   /** How long a call may take from `run` on, its time in the queue included. */
   deadlineMs?: number;
-  /** Threads working at once; further calls wait in order. */
+  /** Threads working at once, each for a different session; further calls wait (see WorkspaceTools). */
   threads?: number;
   /** Abandoned threads that may still be alive before calls are refused as `unavailable`. */
   abandonedMax?: number;
@@ -28,6 +28,7 @@ export interface WorkspaceToolsOptions {
 
 interface Job {
   readonly id: number;
+  readonly session: string;
   readonly work: WorkspaceToolJob;
   readonly resolve: (outcome: WorkspaceToolOutcome) => void;
   readonly signal: AbortSignal;
@@ -53,6 +54,11 @@ const WORKER_URL = new URL(
  * its thread still works is answered at once and its thread abandoned: terminating it is asked for, it is
  * never used again, and a new thread serves later calls. A thread blocked in the kernel cannot be stopped,
  * so abandoned threads are counted until they exit, and too many of them refuse further calls.
+ *
+ * Threads are shared fairly between sessions: a session has at most one call on a thread at a time, its
+ * further calls wait in order behind it, and a free thread goes to the waiting session served least
+ * recently (round-robin), so a session with slow calls delays only itself. A call's deadline counts from
+ * `run`, its wait included.
  */
 export class WorkspaceTools {
   readonly #clock: Clock;
@@ -61,7 +67,13 @@ export class WorkspaceTools {
   readonly #abandonedMax: number;
   readonly #threads = new Set<ToolThread>();
   readonly #abandoned = new Set<Worker>();
-  #queue: Job[] = [];
+  /** Calls waiting for a thread, by session, each session's in the order they came. */
+  readonly #waiting = new Map<string, Job[]>();
+  /** Sessions with a call on a thread. */
+  readonly #running = new Set<string>();
+  /** When each session with calls running or waiting was last given a thread, as a count of dispatches. */
+  readonly #served = new Map<string, number>();
+  #dispatches = 0;
   #nextId = 0;
   #closed = false;
   #onSettled: (() => void) | null = null;
@@ -86,8 +98,8 @@ export class WorkspaceTools {
     return this.#abandoned.size;
   }
 
-  /** Never rejects. Aborting `signal` answers `cancelled` at once. */
-  run(request: WorkspaceToolRequest, signal: AbortSignal): Promise<WorkspaceToolOutcome> {
+  /** Never rejects. `session` is whose call it is; aborting `signal` answers `cancelled` at once. */
+  run(request: WorkspaceToolRequest, signal: AbortSignal, session: string): Promise<WorkspaceToolOutcome> {
     if (signal.aborted) return Promise.resolve(failed('cancelled'));
     if (this.#closed || this.#abandoned.size >= this.#abandonedMax)
       return Promise.resolve(failed('unavailable'));
@@ -101,6 +113,7 @@ export class WorkspaceTools {
       this.#nextId += 1;
       const job: Job = {
         id: this.#nextId,
+        session,
         work,
         resolve,
         signal,
@@ -113,7 +126,9 @@ export class WorkspaceTools {
         this.#giveUp(job, 'timed_out'),
       );
       signal.addEventListener('abort', job.onAbort, { once: true });
-      this.#queue.push(job);
+      const queue = this.#waiting.get(session);
+      if (queue) queue.push(job);
+      else this.#waiting.set(session, [job]);
       this.#dispatch();
     });
   }
@@ -121,8 +136,10 @@ export class WorkspaceTools {
   /** Stops every thread, waiting at most graceMs for work in progress; true when none was left blocked. */
   async close(graceMs: number): Promise<boolean> {
     this.#closed = true;
-    for (const job of this.#queue) this.#settle(job, failed('unavailable'));
-    this.#queue = [];
+    for (const queue of this.#waiting.values()) {
+      for (const job of queue) this.#settle(job, failed('unavailable'));
+    }
+    this.#waiting.clear();
     if (!this.#idle()) {
       await new Promise<void>((resolve) => {
         const timer = this.#clock.setTimeout(resolve, graceMs);
@@ -156,22 +173,68 @@ export class WorkspaceTools {
   }
 
   #dispatch(): void {
-    while (this.#queue.length > 0) {
-      const job = this.#queue[0]!;
-      // Its deadline timer may not have run yet (timers falling due together): no thread is started for it.
+    for (;;) {
+      const job = this.#nextJob();
+      if (!job) return;
+      // Its deadline timer or abort listener may not have run yet (several falling due together): no
+      // thread is started for it.
       if (job.deadline && this.#clock.now() >= job.deadline.at) {
         this.#giveUp(job, 'timed_out');
         return;
       }
+      if (job.signal.aborted) {
+        this.#giveUp(job, 'cancelled');
+        return;
+      }
       const thread = [...this.#threads].find((candidate) => !candidate.job) ?? this.#startThread();
       if (!thread) return;
-      this.#queue.shift();
+      this.#take(job);
       thread.job = job;
       job.thread = thread;
+      this.#running.add(job.session);
+      this.#dispatches += 1;
+      this.#served.set(job.session, this.#dispatches);
       // A thread with a job keeps the process alive until it answers; an idle one does not.
       thread.worker.ref();
       thread.worker.postMessage({ id: job.id, job: job.work } satisfies WorkspaceToolMessage);
     }
+  }
+
+  /**
+   * The first waiting call of the session served least recently among those with no call on a thread;
+   * a session not served since it last had nothing to run comes first, in the order its calls arrived.
+   */
+  #nextJob(): Job | null {
+    let next: Job | null = null;
+    let nextServed = Number.POSITIVE_INFINITY;
+    for (const [session, queue] of this.#waiting) {
+      if (this.#running.has(session)) continue;
+      const served = this.#served.get(session) ?? -1;
+      if (served < nextServed) {
+        next = queue[0]!;
+        nextServed = served;
+      }
+    }
+    return next;
+  }
+
+  /** Takes a waiting call off its session's queue. */
+  #take(job: Job): void {
+    const rest = (this.#waiting.get(job.session) ?? []).filter((queued) => queued !== job);
+    if (rest.length > 0) this.#waiting.set(job.session, rest);
+    else this.#waiting.delete(job.session);
+    this.#forgetIfIdle(job.session);
+  }
+
+  /** A session's call left its thread. */
+  #leave(session: string): void {
+    this.#running.delete(session);
+    this.#forgetIfIdle(session);
+  }
+
+  /** A session with nothing running or waiting is no longer remembered as served. */
+  #forgetIfIdle(session: string): void {
+    if (!this.#running.has(session) && !this.#waiting.has(session)) this.#served.delete(session);
   }
 
   #startThread(): ToolThread | null {
@@ -193,6 +256,7 @@ export class WorkspaceTools {
     const job = thread.job;
     if (!job || job.id !== answer.id || !this.#threads.has(thread)) return;
     thread.job = null;
+    this.#leave(job.session);
     thread.worker.unref();
     this.#settle(
       job,
@@ -207,20 +271,24 @@ export class WorkspaceTools {
     const job = thread.job;
     thread.job = null;
     void thread.worker.terminate();
-    if (job) this.#settle(job, failed('internal_error'));
+    if (job) {
+      this.#leave(job.session);
+      this.#settle(job, failed('internal_error'));
+    }
     this.#dispatch();
   }
 
   #giveUp(job: Job, code: 'timed_out' | 'cancelled'): void {
     if (job.settled) return;
     if (job.thread) this.#abandon(job.thread);
-    else this.#queue = this.#queue.filter((queued) => queued !== job);
+    else this.#take(job);
     this.#settle(job, failed(code));
     this.#dispatch();
   }
 
   #abandon(thread: ToolThread): void {
     this.#threads.delete(thread);
+    if (thread.job) this.#leave(thread.job.session);
     thread.job = null;
     this.#abandoned.add(thread.worker);
     thread.worker.unref();

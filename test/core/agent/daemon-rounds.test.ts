@@ -14,6 +14,9 @@ interface Harness {
   written: string[];
   activity: Array<Record<string, unknown>>;
   ran: string[];
+  /** The session each workspace tool call was run for. */
+  sessions: string[];
+  toolbox: AgentToolbox;
 }
 
 /** A round runner over a workspace tool that answers `answer`, and a history whose writes can fail. */
@@ -35,6 +38,7 @@ function harness(
   });
   const written: string[] = [];
   const ran: string[] = [];
+  const sessions: string[] = [];
   const history = {
     daemonBinding: async (_turn: ActiveTurn, call: DaemonCall) => {
       if (failing === 'binding') throw new Error('disk full');
@@ -46,8 +50,9 @@ function harness(
     },
   } as unknown as TurnHistory;
   const workspaceTools = {
-    run: async (request: { arguments: { path: string } }) => {
+    run: async (request: { arguments: { path: string } }, _signal: AbortSignal, session: string) => {
       ran.push(request.arguments.path);
+      sessions.push(session);
       return answer;
     },
   };
@@ -61,7 +66,7 @@ function harness(
   });
   const activity: Array<Record<string, unknown>> = [];
   const rounds = new DaemonRounds({ history, toolbox, activity: (_turn, entry) => activity.push(entry) });
-  return { turn, rounds, written, activity, ran };
+  return { turn, rounds, written, activity, ran, sessions, toolbox };
 }
 
 const read = (id: string, path = 'a.md'): ToolCall => ({
@@ -209,4 +214,18 @@ t.test('each loop has its own provider call ids: the turn’s and each subagent�
   }
   t.same(ran, ['a.md', 'b.md', 'c.md'], 'no repeated id ran');
   t.equal(written.length, 6, 'nor was bound');
+});
+
+t.test('a subagent’s calls and the workspace instructions are run as the turn’s session’s', async (t) => {
+  const { turn, rounds, sessions, toolbox } = harness({
+    ok: true,
+    output: JSON.stringify({ content: 'Be brief.', next_offset: null }),
+  });
+  await rounds.run({ turn, offered: turn.builtins, parentCallId: null }, [read('c1')]);
+  await rounds.run({ turn, offered: turn.builtins, parentCallId: 'call_parent' }, [read('c2')]);
+  t.equal(
+    await toolbox.workspaceInstructions(turn.workspace, turn.abort.signal, turn.sessionId),
+    'Be brief.',
+  );
+  t.same(sessions, ['ses_1', 'ses_1', 'ses_1']);
 });

@@ -23,6 +23,7 @@ t.test(
       truncated: false,
       files_searched: 3,
       files_skipped: 0,
+      literal: false,
     });
     const beneath = s.output<SearchFilesOutput>('search_files', { pattern: '^foo', path: 'src/lib' });
     t.same(beneath.matches, [{ path: 'src/lib/b.ts', line: 3, text: 'foo();' }]);
@@ -35,22 +36,53 @@ t.test(
   },
 );
 
-t.test('a pattern that does not compile is searched as literal text', async (t) => {
+t.test('a pattern RE2 does not accept is searched as literal text, and the result says so', async (t) => {
   const s = sandbox(t);
-  writeFileSync(join(s.ws, 'f.txt'), 'call(x\nfoo+bar\nfoob\n');
-  t.same(s.output<SearchFilesOutput>('search_files', { pattern: 'call(' }).matches, [
-    { path: 'f.txt', line: 1, text: 'call(x' },
-  ]);
+  writeFileSync(join(s.ws, 'f.txt'), 'call(x\nfoo+bar\nfoob\nfoobar\nFOO\naa\n');
+  const literal = s.output<SearchFilesOutput>('search_files', { pattern: 'call(' });
+  t.same(literal.matches, [{ path: 'f.txt', line: 1, text: 'call(x' }]);
+  t.equal(literal.literal, true);
+  const expression = s.output<SearchFilesOutput>('search_files', { pattern: 'o+b' });
   t.same(
-    s.output<SearchFilesOutput>('search_files', { pattern: 'o+b' }).matches,
-    [{ path: 'f.txt', line: 3, text: 'foob' }],
-    'a pattern that compiles is an expression, not text',
+    expression.matches.map((match) => match.line),
+    [3, 4],
+    'a pattern RE2 accepts is an expression, not text',
+  );
+  t.equal(expression.literal, false);
+  t.same(
+    s.output<SearchFilesOutput>('search_files', { pattern: '(?i)^foo$' }).matches,
+    [{ path: 'f.txt', line: 5, text: 'FOO' }],
+    'RE2 flags: (?i)',
   );
   t.same(
-    s.output<SearchFilesOutput>('search_files', { pattern: '\\p{Lu}' }).matches,
-    [],
-    'flag u: \\p classes are understood',
+    s.output<SearchFilesOutput>('search_files', { pattern: '\\p{Lu}{3}' }).matches.length,
+    1,
+    '\\p classes',
   );
+  for (const pattern of ['foo(?=bar)', '(a)\\1', 'foo(?!x)']) {
+    const found = s.output<SearchFilesOutput>('search_files', { pattern });
+    t.same(
+      [found.literal, found.matches],
+      [true, []],
+      `${pattern}: lookaround and backreferences are not RE2`,
+    );
+  }
+});
+
+t.test('catastrophic patterns over a 1 MB file complete and return their matches', async (t) => {
+  const s = sandbox(t);
+  // Lines of 64 letters and a mark: a backtracking engine tries every way to split each run of letters.
+  const line = `${'a'.repeat(64)}!`;
+  const lines = Math.floor(WORKSPACE_TOOL_LIMITS.search_file_bytes_max / (line.length + 1)) - 1;
+  writeFileSync(join(s.ws, 'big.txt'), `${`${line}\n`.repeat(lines)}${'a'.repeat(64)}\n`);
+  for (const pattern of ['(a+)+$', '(a|aa)+$', '^(a|a)*$', '^(\\w+\\s?)*$', '(.*a){12}$']) {
+    const found = s.output<SearchFilesOutput>('search_files', { pattern });
+    t.same(
+      [found.literal, found.files_searched, found.matches],
+      [false, 1, [{ path: 'big.txt', line: lines + 1, text: 'a'.repeat(64) }]],
+      `${pattern}: only the last line, which has no mark, matches`,
+    );
+  }
 });
 
 t.test(
