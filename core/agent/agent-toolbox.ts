@@ -43,12 +43,12 @@ interface Definition {
 const DEFINITIONS: Readonly<Record<Exclude<BuiltinToolName, 'web_search'>, Definition>> = {
   read_file: {
     description:
-      'Read a text file of the workspace (path relative to it). Returns at most 16384 bytes from offset; read on from next_offset.',
+      'Read a text file of the workspace (path relative to it). Returns at most 16384 bytes from offset, fewer when escaping them would make the result too large (truncated:true); read on from next_offset.',
     parameters: WORKSPACE_TOOL_PARAMETERS.read_file,
   },
   list_directory: {
     description:
-      'List a directory of the workspace; "." is the workspace itself. Symbolic links are not followed.',
+      'List a directory of the workspace; "." is the workspace itself. Symbolic links are not followed. Gives a page of at most 500 entries from offset; list on from next_offset.',
     parameters: WORKSPACE_TOOL_PARAMETERS.list_directory,
   },
   search_files: {

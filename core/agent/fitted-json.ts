@@ -28,17 +28,25 @@ export function fitTextInJson(
   const whole = Buffer.from(text, 'utf8').toString('utf8');
   const complete = JSON.stringify(shape(whole, false));
   if (utf8ByteLength(complete) <= limit) return { json: complete, kept: whole, truncated: false };
+  if (whole === '') throw new RangeError('the result does not fit its bound even without its text');
   let room = limit - utf8ByteLength(JSON.stringify(shape('', true)));
+  // A cut result keeps less than the whole text, even where its own members take fewer bytes than the
+  // whole result's (`true` is shorter than `false`).
+  const cuttable = whole.slice(0, whole.length - lastCharacterLength(whole));
   for (;;) {
     if (room < 0) throw new RangeError('the result does not fit its bound even without its text');
-    let kept = escapedBeginning(whole, room);
-    // `"truncated":true` may be shorter than its false: a result that is cut never keeps the whole text.
-    if (kept.length === whole.length) kept = withoutLastCharacter(kept);
+    const kept = escapedBeginning(cuttable, room);
     const json = JSON.stringify(shape(kept, true));
     const over = utf8ByteLength(json) - limit;
     if (over <= 0) return { json, kept, truncated: true };
     room -= over;
   }
+}
+
+/** The UTF-16 length of the text's last character: 2 for a surrogate pair, else 1 (0 for no text). */
+function lastCharacterLength(text: string): number {
+  if (text.length >= 2 && (text.codePointAt(text.length - 2) ?? 0) > 0xffff) return 2;
+  return Math.min(text.length, 1);
 }
 
 /**
@@ -58,8 +66,43 @@ function escapedBeginning(text: string, room: number): string {
   return text.slice(0, end);
 }
 
-function withoutLastCharacter(text: string): string {
-  const last = text.codePointAt(text.length - 1);
-  const isLowSurrogate = last !== undefined && last >= 0xdc00 && last <= 0xdfff && text.length > 1;
-  return text.slice(0, text.length - (isLowSurrogate ? 2 : 1));
+/** A tool result built around one list member, and how many of its items it kept. */
+export interface FittedJsonList {
+  /** The compact JSON, at most the limit's UTF-8 bytes. */
+  json: string;
+  /** How many items, from the first, `json` carries: all of them unless `truncated`. */
+  kept: number;
+  truncated: boolean;
+}
+
+/**
+ * As fitTextInJson, for a result whose size comes from a list: the compact JSON of `shape(items, false)`
+ * when it fits `limit` UTF-8 bytes, else of `shape(first, true)` with the most items from the first that
+ * make it fit. Each item counts as its own compact JSON and a comma; numbers `shape` derives from the
+ * items kept (an offset to list on from) are accounted for by cutting again. Throws RangeError when not
+ * even an empty list fits.
+ */
+export function fitListInJson<T>(
+  items: readonly T[],
+  limit: number,
+  shape: (items: readonly T[], truncated: boolean) => unknown,
+): FittedJsonList {
+  const complete = JSON.stringify(shape(items, false));
+  if (utf8ByteLength(complete) <= limit) return { json: complete, kept: items.length, truncated: false };
+  if (items.length === 0) throw new RangeError('the result does not fit its bound even without its items');
+  let room = limit - utf8ByteLength(JSON.stringify(shape([], true)));
+  if (room < 0) throw new RangeError('the result does not fit its bound even without its items');
+  // As for a text, a cut list keeps fewer items than the whole.
+  let count = 0;
+  for (const item of items.slice(0, -1)) {
+    const size = utf8ByteLength(JSON.stringify(item)) + (count > 0 ? 1 : 0);
+    if (size > room) break;
+    room -= size;
+    count += 1;
+  }
+  for (; count >= 0; count -= 1) {
+    const json = JSON.stringify(shape(items.slice(0, count), true));
+    if (utf8ByteLength(json) <= limit) return { json, kept: count, truncated: true };
+  }
+  throw new RangeError('the result does not fit its bound even without its items');
 }

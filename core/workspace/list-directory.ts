@@ -1,8 +1,9 @@
 import { type BigIntStats, lstatSync } from 'node:fs';
+import { fitListInJson } from '../agent/fitted-json.js';
 import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { errnoOf, isExcluded, refusalForErrno } from '../capture/descriptor-walk.js';
 import { entryPath, readEntries } from './directory-entries.js';
-import { WORKSPACE_TOOL_LIMITS } from './workspace-tool-limits.js';
+import { WORKSPACE_TOOL_LIMITS as LIMITS } from './workspace-tool-limits.js';
 import { type HeldWorkspace, type WorkspaceHooks, withDirectory } from './workspace-walk.js';
 
 export type EntryType = 'file' | 'directory' | 'symlink' | 'other';
@@ -16,33 +17,46 @@ export interface ListedEntry {
 
 export interface ListDirectoryOutput {
   entries: ListedEntry[];
+  /** Whether entries follow this page; `next_offset` is where the next page starts. */
   truncated: boolean;
+  next_offset: number | null;
   hidden: number;
 }
 
+export interface ListDirectoryArguments {
+  path: readonly string[];
+  /** The first entry of the page, counted in the listing (hidden entries take no place in it). */
+  offset: number;
+}
+
 /**
- * Lists a directory without following any symlink in it. Entries whose workspace path is credential-like,
- * and directories that are daemon state, are left out and counted in `hidden`; an entry removed while the
- * listing runs is left out silently.
+ * Lists one page of a directory without following any symlink in it: its entries in byte order of names
+ * from `offset`, at most LIMITS.list_entries_max of them and as many as fit the output bound. Entries
+ * whose workspace path is credential-like, and directories that are daemon state, are left out and
+ * counted in `hidden` (the whole directory's count, on every page); an entry removed while the listing
+ * runs is left out silently.
  */
 export function listDirectory(
   held: HeldWorkspace,
-  args: { path: readonly string[] },
+  args: ListDirectoryArguments,
   hooks?: WorkspaceHooks,
 ): ListDirectoryOutput {
   return withDirectory(held, args.path, hooks, (directoryFd) => {
-    const entries: ListedEntry[] = [];
+    const page: ListedEntry[] = [];
     let hidden = 0;
-    let truncated = false;
+    let more = false;
+    let position = 0;
     for (const raw of readEntries(directoryFd)) {
       const name = raw.name.toString('utf8');
       if (isCredentialLikePath([...args.path, name])) {
         hidden += 1;
         continue;
       }
-      // Only the first entries are looked up in full; past them, only what might be daemon state is.
-      if (entries.length >= WORKSPACE_TOOL_LIMITS.list_entries_max && !raw.mayBeDirectory) {
-        truncated = true;
+      const onPage = position >= args.offset && page.length < LIMITS.list_entries_max;
+      // Entries off the page are looked up only when they might be daemon state, to be counted apart.
+      if (!onPage && !raw.mayBeDirectory) {
+        if (position >= args.offset) more = true;
+        position += 1;
         continue;
       }
       const stats = lstatEntry(directoryFd, raw.name);
@@ -51,13 +65,21 @@ export function listDirectory(
         hidden += 1;
         continue;
       }
-      if (entries.length >= WORKSPACE_TOOL_LIMITS.list_entries_max) {
-        truncated = true;
-        continue;
-      }
-      entries.push(listed(name, stats));
+      if (onPage) page.push(listed(name, stats));
+      else if (position >= args.offset) more = true;
+      position += 1;
     }
-    return { entries, truncated, hidden };
+    const shape = (entries: readonly ListedEntry[], cut: boolean): ListDirectoryOutput => {
+      const truncated = cut || more;
+      return {
+        entries: [...entries],
+        truncated,
+        next_offset: truncated ? args.offset + entries.length : null,
+        hidden,
+      };
+    };
+    const fitted = fitListInJson(page, LIMITS.output_bytes, shape);
+    return shape(page.slice(0, fitted.kept), fitted.truncated);
   });
 }
 

@@ -1,5 +1,8 @@
+import { fitTextInJson } from '../agent/fitted-json.js';
 import { readAtMost } from '../capture/descriptor-walk.js';
+import { utf8ByteLength } from '../resources/unicode.js';
 import { WorkspaceToolFailure } from './workspace-tool-errors.js';
+import { WORKSPACE_TOOL_LIMITS } from './workspace-tool-limits.js';
 import type { HeldWorkspace, WorkspaceHooks } from './workspace-walk.js';
 import { assertUnchanged, textOf, withDirectory, withRegularFile } from './workspace-walk.js';
 
@@ -15,6 +18,8 @@ export interface ReadFileOutput {
   length: number;
   content: string;
   next_offset: number | null;
+  /** Whether the window was cut short so that the result fits its bound; `next_offset` goes on from the cut. */
+  truncated: boolean;
 }
 
 /** The most bytes a window moves by to keep whole characters: a UTF-8 character has at most four. */
@@ -25,7 +30,9 @@ const isContinuation = (byte: number | undefined): boolean => byte !== undefined
 /**
  * Reads one window of a file of any size with positioned reads. A window starting inside a character
  * starts at its first byte; one ending inside a character ends before it, except that a window always
- * holds at least one whole character, so reading on from `next_offset` always moves forward.
+ * holds at least one whole character, so reading on from `next_offset` always moves forward. A window whose
+ * result would pass the output bound once escaped (newlines, quotes and control characters take two to six
+ * bytes in JSON) is cut, between characters, to what fits.
  */
 export function readFile(
   held: HeldWorkspace,
@@ -40,7 +47,7 @@ export function readFile(
       if (args.offset >= size) {
         hooks?.afterRead?.();
         assertUnchanged(file);
-        return { size, offset: args.offset, length: 0, content: '', next_offset: null };
+        return { size, offset: args.offset, length: 0, content: '', next_offset: null, truncated: false };
       }
       const behind = Math.min(args.offset, CHARACTER_BYTES_MAX - 1);
       const readFrom = args.offset - behind;
@@ -65,8 +72,13 @@ export function readFile(
       const content = textOf(buffer.subarray(start, end));
       if (content === null) throw new WorkspaceToolFailure('binary_file');
       const offset = readFrom + start;
-      const next = readFrom + end;
-      return { size, offset, length: end - start, content, next_offset: next < size ? next : null };
+      const window = (text: string, truncated: boolean): ReadFileOutput => {
+        const length = utf8ByteLength(text);
+        const next = offset + length;
+        return { size, offset, length, content: text, next_offset: next < size ? next : null, truncated };
+      };
+      const fitted = fitTextInJson(content, WORKSPACE_TOOL_LIMITS.output_bytes, window);
+      return window(fitted.kept, fitted.truncated);
     }),
   );
 }

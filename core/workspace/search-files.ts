@@ -1,8 +1,11 @@
 import { type BigIntStats, closeSync, fstatSync, lstatSync } from 'node:fs';
 import { RE2JS, RE2JSException } from 're2js';
+import { fitListInJson } from '../agent/fitted-json.js';
 import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { isExcluded, openDirectoryBeneath, WalkRefusal } from '../capture/descriptor-walk.js';
 import { decodeExactUtf8 } from '../capture/exact-utf8.js';
+import { PROFILE_LIMITS } from '../limits.js';
+import { utf8ByteLength } from '../resources/unicode.js';
 import { entryPath, readEntries } from './directory-entries.js';
 import { WorkspaceToolFailure } from './workspace-tool-errors.js';
 import { WORKSPACE_TOOL_LIMITS as LIMITS } from './workspace-tool-limits.js';
@@ -22,6 +25,7 @@ export interface SearchMatch {
 
 export interface SearchFilesOutput {
   matches: SearchMatch[];
+  /** Whether a bound cut the search short, or the matches were cut to fit the output bound. */
   truncated: boolean;
   files_searched: number;
   files_skipped: number;
@@ -71,8 +75,10 @@ export function lineMatcher(pattern: string): LineMatcher {
 /**
  * Searches the text files beneath a directory, depth first in byte order of names, without following a
  * symlink. Credential-like paths, daemon state, `.git` directories, non-regular, hard-linked, oversized
- * and binary files are passed over; `files_skipped` counts the non-directories passed over (entries whose
- * name is not UTF-8 among them), and a file that changed while read is one of them.
+ * and binary files are passed over, and so are files whose path is longer than a path argument may be (no
+ * tool could name them); `files_skipped` counts the non-directories passed over (entries whose name is not
+ * UTF-8 among them), and a file that changed while read is one of them. The matches are cut to what fits
+ * the output bound, each whole: a match with its path and line takes a few kilobytes at most.
  */
 export function searchFiles(
   held: HeldWorkspace,
@@ -91,13 +97,15 @@ export function searchFiles(
     done: false,
   };
   withDirectory(held, args.path, hooks, (directoryFd) => searchDirectory(search, directoryFd, args.path, 0));
-  return {
-    matches: search.found,
-    truncated: search.truncated,
+  const shape = (matches: readonly SearchMatch[], cut: boolean): SearchFilesOutput => ({
+    matches: [...matches],
+    truncated: cut || search.truncated,
     files_searched: search.searched,
     files_skipped: search.skipped,
     literal: search.matcher.literal,
-  };
+  });
+  const fitted = fitListInJson(search.found, LIMITS.output_bytes, shape);
+  return shape(search.found.slice(0, fitted.kept), fitted.truncated);
 }
 
 function searchDirectory(search: Search, directoryFd: number, path: readonly string[], depth: number): void {
@@ -126,7 +134,8 @@ function searchDirectory(search: Search, directoryFd: number, path: readonly str
       !stats.isFile() ||
       stats.nlink !== 1n ||
       stats.size > BigInt(LIMITS.search_file_bytes_max) ||
-      isCredentialLikePath(entryComponents)
+      isCredentialLikePath(entryComponents) ||
+      utf8ByteLength(entryComponents.join('/')) > PROFILE_LIMITS.source_path_bytes
     ) {
       search.skipped += 1;
     } else searchFile(search, directoryFd, entryComponents);

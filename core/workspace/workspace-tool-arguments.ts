@@ -12,7 +12,7 @@ import {
 /** A tool call whose arguments passed their schema and their byte and path rules; paths as components. */
 export type WorkspaceToolCall =
   | { tool: 'read_file'; path: string[]; offset: number; length: number }
-  | { tool: 'list_directory'; path: string[] }
+  | { tool: 'list_directory'; path: string[]; offset: number }
   | { tool: 'search_files'; path: string[]; pattern: string }
   | { tool: 'write_file'; path: string[]; content: string }
   | { tool: 'edit_file'; path: string[]; oldText: string; newText: string };
@@ -69,7 +69,7 @@ function parseCall(tool: WorkspaceToolName, args: unknown): WorkspaceToolCall {
         length: a.length ?? WORKSPACE_TOOL_LIMITS.read_length_max,
       };
     case 'list_directory':
-      return { tool, path: directoryPath(a.path!) };
+      return { tool, path: directoryPath(a.path!), offset: a.offset ?? 0 };
     case 'search_files':
       return { tool, path: directoryPath(a.path ?? '.'), pattern: a.pattern! };
     case 'write_file':

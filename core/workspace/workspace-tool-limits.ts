@@ -1,3 +1,4 @@
+import { BUILTIN_LIMITS } from '../agent/builtin-limits.js';
 import { PROFILE_LIMITS } from '../limits.js';
 
 const MiB = 1024 * 1024;
@@ -6,9 +7,15 @@ const MiB = 1024 * 1024;
 export const WORKSPACE_TOOL_LIMITS = Object.freeze({
   /** Characters of a workspace-relative path argument (its UTF-8 bytes are bounded alike by the path check). */
   path_chars_max: PROFILE_LIMITS.source_path_bytes,
+  /**
+   * UTF-8 bytes of the compact JSON a read_file, list_directory or search_files result takes: the built-in
+   * tools' output bound. Each fits its result into it by the encoded size, cutting it short with
+   * `truncated` and where to go on from.
+   */
+  output_bytes: BUILTIN_LIMITS.output_bytes,
   /** Bytes of one read_file window, and its default length. */
   read_length_max: 16_384,
-  /** Entries of one list_directory answer. */
+  /** Entries of one list_directory page. */
   list_entries_max: 500,
   /** Characters of a search_files pattern. */
   search_pattern_chars_max: 256,

@@ -36,7 +36,16 @@ export const WORKSPACE_TOOL_PARAMETERS: Readonly<Record<WorkspaceToolName, TSche
     { additionalProperties: false },
   ),
   list_directory: Type.Object(
-    { path: directoryPath('The directory, relative to the workspace.') },
+    {
+      path: directoryPath('The directory, relative to the workspace.'),
+      offset: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: Number.MAX_SAFE_INTEGER,
+          description: 'The entry to start at, as a next_offset gave it; 0 when left out.',
+        }),
+      ),
+    },
     { additionalProperties: false },
   ),
   search_files: Type.Object(

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -90,6 +90,7 @@ for (const transport of TRANSPORTS) {
           length: Buffer.byteLength(README),
           content: README,
           next_offset: null,
+          truncated: false,
         });
         const history = await records(who.client, who.session);
         const call = history.find((record) => record.kind === 'turn.call');
@@ -431,3 +432,29 @@ t.test(
     }
   },
 );
+
+t.test('results that expand under escaping reach the model cut to fit, never output_too_large', async (t) => {
+  const { daemon, provider } = await scene(t);
+  writeFileSync(join(daemon.workspace, 'quotes.txt'), '"'.repeat(17_000));
+  mkdirSync(join(daemon.workspace, 'many'));
+  for (let i = 0; i < 400; i += 1) {
+    writeFileSync(join(daemon.workspace, 'many', `${String(i).padStart(3, '0')}-${'n'.repeat(51)}`), '');
+  }
+  writeFileSync(join(daemon.workspace, 'lines.txt'), `hit ${'\\'.repeat(300)}\n`.repeat(100));
+  provider.replyToolCalls([
+    { id: 'r1', name: 'read_file', arguments: '{"path":"quotes.txt"}' },
+    { id: 'l1', name: 'list_directory', arguments: '{"path":"many"}' },
+    { id: 's1', name: 'search_files', arguments: '{"pattern":"hit"}' },
+  ]);
+  provider.reply(['Read.']);
+  const who = await controller(daemon, 'in-process');
+  resultOf(await startTurn(who, { prompt: 'Look.' }));
+  t.match((await who.client.event('turn.terminal')).payload, { status: 'completed' });
+  const tools = provider.requests[1]!.body.messages.filter((message: ChatMessage) => message.role === 'tool');
+  for (const tool of tools) {
+    t.ok(Buffer.byteLength(tool.content) <= 32_768, `${tool.tool_call_id}: within the output bound`);
+    t.match(JSON.parse(tool.content), { truncated: true }, `${tool.tool_call_id}: a result, cut`);
+  }
+  t.ok(JSON.parse(tools[0].content).next_offset > 0, 'the read says where to read on');
+  t.ok(JSON.parse(tools[1].content).next_offset > 0, 'the listing says where to list on');
+});

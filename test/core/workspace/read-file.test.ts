@@ -24,17 +24,26 @@ t.test('a whole small file, and windows that follow one another to the end', asy
     length: 18,
     content: 'line one\nline two\n',
     next_offset: null,
+    truncated: false,
   });
   const first = s.output<ReadFileOutput>('read_file', { path: 'a/b/f.txt', length: 5 });
-  t.same(first, { size: 18, offset: 0, length: 5, content: 'line ', next_offset: 5 });
+  t.same(first, { size: 18, offset: 0, length: 5, content: 'line ', next_offset: 5, truncated: false });
   const second = s.output<ReadFileOutput>('read_file', { path: 'a/b/f.txt', offset: 5, length: 13 });
-  t.same(second, { size: 18, offset: 5, length: 13, content: 'one\nline two\n', next_offset: null });
+  t.same(second, {
+    size: 18,
+    offset: 5,
+    length: 13,
+    content: 'one\nline two\n',
+    next_offset: null,
+    truncated: false,
+  });
   t.same(s.output<ReadFileOutput>('read_file', { path: 'a/b/f.txt', offset: 18 }), {
     size: 18,
     offset: 18,
     length: 0,
     content: '',
     next_offset: null,
+    truncated: false,
   });
   t.same(s.output<ReadFileOutput>('read_file', { path: 'a/b/f.txt', offset: 1_000 }).next_offset, null);
   writeFileSync(join(s.ws, 'empty'), '');
@@ -44,6 +53,7 @@ t.test('a whole small file, and windows that follow one another to the end', asy
     length: 0,
     content: '',
     next_offset: null,
+    truncated: false,
   });
 });
 
@@ -53,17 +63,32 @@ t.test('windows keep whole UTF-8 characters', async (t) => {
   writeFileSync(join(s.ws, 'u.txt'), 'a\u00e9\u20ac\u{1f600}z');
   const read = (offset: number, length: number) =>
     s.output<ReadFileOutput>('read_file', { path: 'u.txt', offset, length });
-  t.same(read(0, 2), { size: 11, offset: 0, length: 1, content: 'a', next_offset: 1 }, 'end inside é');
+  t.same(
+    read(0, 2),
+    { size: 11, offset: 0, length: 1, content: 'a', next_offset: 1, truncated: false },
+    'end inside é',
+  );
   t.same(
     read(2, 5),
-    { size: 11, offset: 1, length: 5, content: '\u00e9\u20ac', next_offset: 6 },
+    { size: 11, offset: 1, length: 5, content: '\u00e9\u20ac', next_offset: 6, truncated: false },
     'start inside é',
   );
-  t.same(read(8, 3), { size: 11, offset: 6, length: 4, content: '\u{1f600}', next_offset: 10 }, 'inside 😀');
-  t.same(read(7, 5), { size: 11, offset: 6, length: 5, content: '\u{1f600}z', next_offset: null });
+  t.same(
+    read(8, 3),
+    { size: 11, offset: 6, length: 4, content: '\u{1f600}', next_offset: 10, truncated: false },
+    'inside 😀',
+  );
+  t.same(read(7, 5), {
+    size: 11,
+    offset: 6,
+    length: 5,
+    content: '\u{1f600}z',
+    next_offset: null,
+    truncated: false,
+  });
   t.same(
     read(6, 1),
-    { size: 11, offset: 6, length: 4, content: '\u{1f600}', next_offset: 10 },
+    { size: 11, offset: 6, length: 4, content: '\u{1f600}', next_offset: 10, truncated: false },
     'a window too short for its first character still holds it whole',
   );
   let offset = 0;
@@ -101,6 +126,7 @@ t.test('exactly the largest window, and a file far larger than it', async (t) =>
     length: 8,
     content: 'the end\n',
     next_offset: null,
+    truncated: false,
   });
   refused(
     t,
@@ -212,4 +238,104 @@ t.test('swaps during the walk never read outside the workspace', async (t) => {
     'the target swapped between its lstat and its open',
   );
   t.equal(openFdCount(), before, 'every descriptor is closed');
+});
+
+const bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+const OUTPUT_MAX = WORKSPACE_TOOL_LIMITS.output_bytes;
+const WINDOW = WORKSPACE_TOOL_LIMITS.read_length_max;
+
+/** The result of reading all of `content` in one window from 0, as read_file gives it. */
+function wholeWindow(content: string): string {
+  const size = bytes(content);
+  return JSON.stringify({ size, offset: 0, length: size, content, next_offset: null, truncated: false });
+}
+
+/**
+ * A text of exactly one default window whose whole-window result takes `target` bytes: as many of
+ * `character` as fit the room its escapes take, newlines (two bytes each) for the rest, then plain letters.
+ */
+function windowEncodedTo(character: string, target: number): string {
+  const frame = bytes(wholeWindow('a'.repeat(WINDOW)));
+  const extra = target - frame;
+  const grows = bytes(JSON.stringify(character)) - 2 - bytes(character);
+  const count = Math.floor(extra / grows);
+  const newlines = extra - count * grows;
+  const text = character.repeat(count) + '\n'.repeat(newlines);
+  return text + 'a'.repeat(WINDOW - bytes(text));
+}
+
+t.test('the output bound is the built-in tools’ own', async (t) => {
+  t.equal(OUTPUT_MAX, 32_768);
+});
+
+t.test(
+  'a window whose escaped result passes the output bound is cut to fit, at and one past it',
+  async (t) => {
+    const s = sandbox(t);
+    for (const [label, character] of [
+      ['newlines', '\n'],
+      ['quotes', '"'],
+      ['backslashes', '\\'],
+      ['control bytes', '\u0001'],
+      ['tabs', '\t'],
+    ] as const) {
+      const at = windowEncodedTo(character, OUTPUT_MAX);
+      t.equal(bytes(wholeWindow(at)), OUTPUT_MAX, `${label}: the whole window takes exactly the bound`);
+      writeFileSync(join(s.ws, 'f.txt'), at);
+      const whole = s.run('read_file', { path: 'f.txt' });
+      t.same(whole, { ok: true, output: wholeWindow(at) }, `${label}: at the bound the window is whole`);
+
+      // One byte more once escaped: the last letter becomes a newline.
+      const past = `${at.slice(0, -1)}\n`;
+      writeFileSync(join(s.ws, 'f.txt'), past);
+      const outcome = s.run('read_file', { path: 'f.txt' });
+      t.ok(outcome.ok && bytes(outcome.output) <= OUTPUT_MAX, `${label}: one past, the result fits`);
+      const cut = s.output<ReadFileOutput>('read_file', { path: 'f.txt' });
+      t.equal(cut.truncated, true, `${label}: one past, it is truncated`);
+      t.equal(cut.content, past.slice(0, -1), `${label}: by the one character that does not fit`);
+      t.equal(cut.length, WINDOW - 1);
+      t.equal(cut.next_offset, WINDOW - 1, `${label}: next_offset is the cut`);
+    }
+  },
+);
+
+t.test('files that expand under escaping are read in windows that fit, and reassemble exactly', async (t) => {
+  const s = sandbox(t);
+  const mixed = Array.from(
+    { length: 4_000 },
+    (_, i) => ['\n', '"', '\\', '\u0001', '\u001f', 'é', '€', '😀', 'plain text ', '\r\n'][i % 10],
+  ).join('');
+  for (const [label, text] of [
+    ['20,000 newlines', '\n'.repeat(20_000)],
+    ['17,000 quotes', '"'.repeat(17_000)],
+    ['6,000 control bytes', '\u0001'.repeat(6_000)],
+    ['20,000 backslashes', '\\'.repeat(20_000)],
+    ['non-ASCII and escapes mixed', mixed.repeat(5)],
+  ] as const) {
+    writeFileSync(join(s.ws, 'f.txt'), text);
+    let offset: number | null = 0;
+    let read = '';
+    let windows = 0;
+    while (offset !== null) {
+      const outcome = s.run('read_file', { path: 'f.txt', offset });
+      if (!outcome.ok) {
+        t.fail(`${label}: refused as ${outcome.code}`);
+        break;
+      }
+      t.ok(bytes(outcome.output) <= OUTPUT_MAX, `${label}: window ${windows} fits the output bound`);
+      const window = JSON.parse(outcome.output) as ReadFileOutput;
+      t.equal(window.offset, offset, `${label}: each window starts where the last one said`);
+      t.equal(window.length, bytes(window.content));
+      if (window.next_offset !== null) t.equal(window.next_offset, window.offset + window.length);
+      read += window.content;
+      offset = window.next_offset;
+      windows += 1;
+    }
+    t.equal(read, text, `${label}: the windows reassemble the file exactly`);
+    t.ok(windows > 1, `${label}: more than one window`);
+  }
+  writeFileSync(join(s.ws, 'f.txt'), '\u0001'.repeat(6_000));
+  const first = s.output<ReadFileOutput>('read_file', { path: 'f.txt' });
+  t.equal(first.truncated, true, 'the default window of 6,000 control bytes is cut');
+  t.ok(first.length < 6_000 && first.length > 5_400, 'to as much as fits');
 });

@@ -269,3 +269,62 @@ t.test('a name that is not UTF-8 cannot be named back: it is skipped', async (t)
   t.same(found.matches, [{ path: 'plain.txt', line: 1, text: 'needle' }]);
   t.equal(found.files_skipped, 1);
 });
+
+const bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+const OUTPUT_MAX = WORKSPACE_TOOL_LIMITS.output_bytes;
+
+t.test('matches on long lines that expand under escaping are cut to fit, each whole', async (t) => {
+  const s = sandbox(t);
+  const escaped = ['"', '\\', '\u0001', '\t', 'é', '😀'];
+  const lines = Array.from({ length: 100 }, (_, i) => `hit ${escaped[i % escaped.length]!.repeat(400)}`);
+  writeFileSync(join(s.ws, 'long.txt'), lines.join('\n'));
+  const outcome = s.run('search_files', { pattern: 'hit' });
+  t.ok(outcome.ok && bytes(outcome.output) <= OUTPUT_MAX, 'the result fits the output bound');
+  const found = s.output<SearchFilesOutput>('search_files', { pattern: 'hit' });
+  t.equal(found.truncated, true);
+  t.ok(found.matches.length > 10 && found.matches.length < 100, 'as many matches as fit');
+  found.matches.forEach((match, i) => {
+    t.equal(match.line, i + 1);
+    t.equal(match.text, [...lines[i]!].slice(0, WORKSPACE_TOOL_LIMITS.search_line_chars_max).join(''));
+  });
+});
+
+t.test('matches at the output bound are whole, one byte past it cut by one match', async (t) => {
+  const s = sandbox(t);
+  const result = (matches: Array<{ path: string; line: number; text: string }>, truncated: boolean) =>
+    JSON.stringify({ matches, truncated, files_searched: 1, files_skipped: 0, literal: false });
+  // Lines of control bytes (six bytes each once escaped), then one line that fills the bound exactly.
+  const line = `hit${'\u0001'.repeat(250)}`;
+  const lines: string[] = [];
+  const matchesOf = (all: string[]) => all.map((text, i) => ({ path: 'f.txt', line: i + 1, text }));
+  const roomLeft = () => OUTPUT_MAX - bytes(result(matchesOf([...lines, '']), false));
+  while (roomLeft() > 1_600) lines.push(line);
+  const room = roomLeft();
+  const last = `hit${'\u0001'.repeat(Math.floor((room - 3) / 6))}${'z'.repeat((room - 3) % 6)}`;
+  const all = [...lines, last];
+  t.equal(bytes(result(matchesOf(all), false)), OUTPUT_MAX, 'the whole result takes exactly the bound');
+  writeFileSync(join(s.ws, 'f.txt'), all.join('\n'));
+  t.same(s.run('search_files', { pattern: 'hit' }), { ok: true, output: result(matchesOf(all), false) });
+  writeFileSync(join(s.ws, 'f.txt'), [...lines, `${last}z`].join('\n'));
+  t.same(
+    s.run('search_files', { pattern: 'hit' }),
+    { ok: true, output: result(matchesOf(lines), true) },
+    'one past: the last match is left out and the result is truncated',
+  );
+});
+
+t.test('a file whose path is longer than a path argument may be is skipped', async (t) => {
+  const s = sandbox(t);
+  // Four directories of 254 bytes and their slashes take 1,020 bytes.
+  const directory = join(s.ws, ...Array.from({ length: 4 }, (_, i) => `${i}${'d'.repeat(253)}`));
+  mkdirSync(directory, { recursive: true });
+  writeFileSync(join(directory, 'at.x'), 'hit');
+  writeFileSync(join(directory, 'at.xy'), 'hit');
+  const found = s.output<SearchFilesOutput>('search_files', { pattern: 'hit' });
+  t.same(
+    found.matches.map((match) => bytes(match.path)),
+    [1_024],
+    'a path of 1,024 bytes is searched, one of 1,025 is not',
+  );
+  t.equal(found.files_skipped, 1);
+});

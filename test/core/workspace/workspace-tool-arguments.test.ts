@@ -25,7 +25,12 @@ t.test('defaults are filled in and paths become components', async (t) => {
     length: WORKSPACE_TOOL_LIMITS.read_length_max,
   });
   t.same(parse('search_files', { pattern: 'x' }).call, { tool: 'search_files', path: [], pattern: 'x' });
-  t.same(parse('list_directory', { path: '.' }).call, { tool: 'list_directory', path: [] });
+  t.same(parse('list_directory', { path: '.' }).call, { tool: 'list_directory', path: [], offset: 0 });
+  t.same(parse('list_directory', { path: 'd', offset: 500 }).call, {
+    tool: 'list_directory',
+    path: ['d'],
+    offset: 500,
+  });
   t.same(parse('edit_file', { path: 'f', old_text: 'a', new_text: '' }).call, {
     tool: 'edit_file',
     path: ['f'],
@@ -54,6 +59,15 @@ t.test('unknown members, missing members, wrong types and non-objects are invali
   refuses(t, 'list_directory', [], 'invalid_arguments', 'an array');
   refuses(t, 'list_directory', null, 'invalid_arguments', 'null');
   refuses(t, 'list_directory', { path: '' }, 'invalid_arguments', 'empty path');
+  refuses(t, 'list_directory', { path: '.', offset: -1 }, 'invalid_arguments', 'negative listing offset');
+  refuses(t, 'list_directory', { path: '.', offset: 0.5 }, 'invalid_arguments', 'fractional listing offset');
+  refuses(
+    t,
+    'list_directory',
+    { path: '.', offset: 2 ** 53 },
+    'invalid_arguments',
+    'listing offset too large',
+  );
   refuses(t, 'write_file', { path: 'f', content: 'a\ud800b' }, 'invalid_arguments', 'a lone surrogate');
   t.throws(() => parse('nope' as WorkspaceToolName, { path: 'f' }), WorkspaceToolFailure, 'an unknown tool');
 });
