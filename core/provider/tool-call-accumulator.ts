@@ -1,5 +1,6 @@
 import { newId } from '../ids.js';
 import { PROFILE_LIMITS } from '../limits.js';
+import { ArgumentsText } from './arguments-text.js';
 import type { ToolCall } from './chat-provider.js';
 import { ProviderError } from './provider-error.js';
 
@@ -10,7 +11,7 @@ interface PartialCall {
   readonly legacy: boolean;
   id: string | null;
   name: string | null;
-  arguments: string;
+  readonly arguments: ArgumentsText;
 }
 
 /**
@@ -68,7 +69,8 @@ export class ToolCallAccumulator {
         id = newId('call');
       }
       ids.add(id);
-      return { id, name: call.name, arguments: call.arguments.trim() === '' ? '{}' : call.arguments };
+      const text = call.arguments.text;
+      return { id, name: call.name, arguments: text.trim() === '' ? '{}' : text };
     });
   }
 
@@ -89,7 +91,7 @@ export class ToolCallAccumulator {
     const opened = call === null;
     if (call === null) {
       if (this.#calls.length >= this.#maxCalls) throw new ProviderError('too_large');
-      call = { index, legacy, id: null, name: null, arguments: '' };
+      call = { index, legacy, id: null, name: null, arguments: new ArgumentsText() };
       this.#calls.push(call);
       if (legacy) this.#latestLegacy = call;
       else if (index !== null) this.#latestAtIndex.set(index, call);
@@ -113,17 +115,18 @@ function startsAnotherCall(
     id === null &&
     name !== null &&
     opensValue(args) &&
-    isComplete(call.arguments) &&
-    call.arguments.trim() !== '{}'
+    call.arguments.complete &&
+    call.arguments.text.trim() !== '{}'
   );
 }
 
 function appendArguments(call: PartialCall, args: unknown): void {
   if (typeof args === 'object' && args !== null) {
-    call.arguments = JSON.stringify(args);
+    call.arguments.replace(JSON.stringify(args));
   } else if (typeof args === 'string' && args !== '') {
     // Complete arguments cannot be continued: a new value after them restates them.
-    call.arguments = opensValue(args) && isComplete(call.arguments) ? args : call.arguments + args;
+    if (opensValue(args) && call.arguments.complete) call.arguments.replace(args);
+    else call.arguments.append(args);
   }
 }
 
@@ -137,19 +140,6 @@ function opensValue(args: unknown): boolean {
   if (typeof args !== 'string') return false;
   const first = args.trimStart()[0];
   return first === '{' || first === '[';
-}
-
-/** Whether the text is a whole JSON object or array; cheap for the fragments in between. */
-function isComplete(text: string): boolean {
-  const trimmed = text.trimEnd();
-  const last = trimmed[trimmed.length - 1];
-  if (last !== '}' && last !== ']') return false;
-  try {
-    JSON.parse(trimmed);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function nonBlank(value: unknown): string | null {

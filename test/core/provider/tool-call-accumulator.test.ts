@@ -312,3 +312,19 @@ t.test(
     );
   },
 );
+
+t.test(
+  'the largest write_file, in fragments that each look like a new value, is assembled whole',
+  async (t) => {
+    // 262,144 bytes of "}{": every fragment after the first opens with `{` right after a closing `}`, the
+    // case where the arguments so far must be checked for completeness before the fragment is appended.
+    const content = '}{'.repeat(131_072);
+    const head = '{"path":"a.txt","content":"}';
+    const calls = new ToolCallAccumulator(64);
+    calls.addToolCalls([{ index: 0, id: 'w', function: { name: 'write_file', arguments: head } }]);
+    for (let i = 1; i < 131_072; i += 1) calls.addToolCalls([{ index: 0, function: { arguments: '{}' } }]);
+    calls.addToolCalls([{ index: 0, function: { arguments: '{"}' } }]);
+    const [call] = calls.finish();
+    t.equal(call?.arguments, JSON.stringify({ path: 'a.txt', content }));
+  },
+);
