@@ -110,8 +110,14 @@ export const PROVIDER_LIMITS = {
   /** The longest one request may last, however busy its stream. */
   request_deadline_ms: 1_800_000,
   response_bytes: 16 * MiB,
-  /** Characters one server-sent event may take. */
-  event_chars: 1 * MiB,
+  /**
+   * Characters one server-sent event may take: room for a whole tool call in one event, as some servers
+   * send them, with the largest arguments a built-in tool accepts (4 MiB, BUILTIN_LIMITS.argument_bytes)
+   * escaped once more inside the chunk's JSON. That takes at most twice their bytes (quotes, backslashes
+   * and white space are what JSON text escapes again), and three times for the half megabyte of written
+   * text that may be non-ASCII where a server escapes that too: 8.5 MiB, and the chunk around it.
+   */
+  event_chars: 9 * MiB,
   /** Levels of arrays and objects one event's data may nest; a deeper event is a malformed stream. */
   event_nesting_depth: 64,
   tool_calls_per_round: 64,

@@ -2,6 +2,14 @@
 export const BUILTIN_LIMITS = {
   /** UTF-8 bytes of the text one built-in call gives the model; a tool that would give more fails instead. */
   output_bytes: 32_768,
+  /**
+   * UTF-8 bytes of a built-in call's arguments as the model sent them; longer ones are refused to the model
+   * as `invalid_arguments`. Room for the largest arguments the schemas accept however they are escaped:
+   * edit_file's two texts of 262,144 bytes each (WORKSPACE_TOOL_LIMITS.write_bytes_max), every byte written
+   * as a six-byte `\u` escape as JSON allows (3 MiB), with the path and the members' names. The written
+   * content's own bound is the tools' (262,144 bytes), the same in their schemas.
+   */
+  argument_bytes: 4 * 1024 * 1024,
   /** Built-in calls one turn may make, its subagents' included; later ones are refused to the model. */
   calls_per_turn: 128,
   /**

@@ -1,4 +1,5 @@
 import { newId } from '../ids.js';
+import { PROFILE_LIMITS } from '../limits.js';
 import type { ToolCall } from '../provider/chat-provider.js';
 import { MCP_TOOL_PREFIX } from '../resources/names.js';
 import { utf8ByteLength } from '../resources/unicode.js';
@@ -85,7 +86,13 @@ export class DaemonRounds {
     const name = toolCall.name;
     if (!offered.includes(name)) return 'unknown_tool';
     const usedIds = turn.providerCallIds(scope.parentCallId);
-    const read = readModelCall(usedIds, toolCall);
+    const kind = name.startsWith(MCP_TOOL_PREFIX) ? 'mcp' : 'builtin';
+    // An MCP server's call is held to the profile's bound, as an application's is.
+    const read = readModelCall(
+      usedIds,
+      toolCall,
+      kind === 'builtin' ? BUILTIN_LIMITS.argument_bytes : PROFILE_LIMITS.argument_bytes,
+    );
     if (typeof read === 'string') return read;
     const parsed = read.arguments;
     if (!this.#options.toolbox.accepts(name, parsed)) return 'invalid_arguments';
@@ -94,7 +101,7 @@ export class DaemonRounds {
       callId: newId('call'),
       providerCallId: toolCall.id,
       name,
-      kind: name.startsWith(MCP_TOOL_PREFIX) ? 'mcp' : 'builtin',
+      kind,
       parentCallId: scope.parentCallId,
       arguments: parsed as Record<string, unknown>,
     });

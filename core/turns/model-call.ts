@@ -11,18 +11,20 @@ export const MODEL_CALL_REFUSALS = {
 
 /**
  * The checks a model call passes whoever runs it: a provider call id that is nonempty, within its bound and
- * not in `usedIds`, those of the admitted calls of its loop; arguments within their bound that parse as JSON.
- * Returns the parsed arguments, or the refusal.
+ * not in `usedIds`, those of the admitted calls of its loop; arguments within `argumentBytes` (the profile's
+ * bound unless the caller's tools have their own) that parse as JSON. Returns the parsed arguments, or the
+ * refusal.
  */
 export function readModelCall(
   usedIds: ReadonlySet<string>,
   toolCall: ToolCall,
+  argumentBytes: number = PROFILE_LIMITS.argument_bytes,
 ): { arguments: unknown } | 'invalid_call_id' | 'invalid_arguments' {
   const idBytes = utf8ByteLength(toolCall.id);
   if (idBytes === 0 || idBytes > PROFILE_LIMITS.provider_call_id_bytes || usedIds.has(toolCall.id)) {
     return 'invalid_call_id';
   }
-  if (utf8ByteLength(toolCall.arguments) > PROFILE_LIMITS.argument_bytes) return 'invalid_arguments';
+  if (utf8ByteLength(toolCall.arguments) > argumentBytes) return 'invalid_arguments';
   try {
     return { arguments: JSON.parse(toolCall.arguments) as unknown };
   } catch {

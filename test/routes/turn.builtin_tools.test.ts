@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -458,3 +458,60 @@ t.test('results that expand under escaping reach the model cut to fit, never out
   t.ok(JSON.parse(tools[0].content).next_offset > 0, 'the read says where to read on');
   t.ok(JSON.parse(tools[1].content).next_offset > 0, 'the listing says where to list on');
 });
+
+t.test(
+  'a 200 KB write_file goes through a whole turn, streamed or in one event; nothing durable holds it',
+  async (t) => {
+    const { daemon, provider } = await scene(t, { tools: { enabled: ['write_file'] } });
+    const line = (i: number) => `const s${i} = "tab\\there", path = 'C:\\\\dir', note = "é€😀";\n`;
+    let content = '';
+    for (let i = 0; Buffer.byteLength(content) < 200_000; i += 1) content += line(i);
+    const streamed = JSON.stringify({ path: 'big/streamed.js', content });
+    const whole = JSON.stringify({ path: 'big/whole.js', content });
+    provider.replyToolCalls([{ id: 'w1', name: 'write_file', arguments: streamed }], { fragment: 512 });
+    provider.replyToolCalls([{ id: 'w2', name: 'write_file', arguments: whole }], { fragment: whole.length });
+    provider.reply(['Written.']);
+    const who = await controller(daemon, 'in-process');
+    resultOf(await startTurn(who, { prompt: 'Write it.' }));
+    t.match((await who.client.event('turn.terminal')).payload, { status: 'completed' });
+    for (const name of ['streamed.js', 'whole.js']) {
+      t.equal(readFileSync(join(daemon.workspace, 'big', name), 'utf8'), content, `${name} holds it all`);
+    }
+    const tool = (index: number) =>
+      provider.requests[index]!.body.messages.find((message: ChatMessage) => message.role === 'tool');
+    t.same(JSON.parse(tool(1).content), { bytes: Buffer.byteLength(content), created: true });
+    t.same(JSON.parse(tool(2).content).bytes, Buffer.byteLength(content));
+    const history = JSON.stringify(await records(who.client, who.session));
+    t.notMatch(history, 'é€😀', 'no history record carries the content');
+    t.notMatch(history, 'streamed.js', 'nor the path');
+  },
+);
+
+t.test(
+  'write_file content at its bound of 262,144 bytes is written, escaped six-fold in one event; one byte more is refused',
+  async (t) => {
+    const { daemon, provider } = await scene(t, { tools: { enabled: ['write_file'] } });
+    const max = 262_144;
+    const at = JSON.stringify({ path: 'at.bin.txt', content: '\u0001'.repeat(max) });
+    const past = JSON.stringify({ path: 'past.txt', content: '\u0001'.repeat(max + 1) });
+    t.ok(Buffer.byteLength(at) > 6 * max, 'each byte escaped to six');
+    provider.replyToolCalls(
+      [
+        { id: 'at', name: 'write_file', arguments: at },
+        { id: 'past', name: 'write_file', arguments: past },
+      ],
+      { fragment: past.length },
+    );
+    provider.reply(['Done.']);
+    const who = await controller(daemon, 'in-process');
+    resultOf(await startTurn(who, { prompt: 'Write.' }));
+    t.match((await who.client.event('turn.terminal')).payload, { status: 'completed' });
+    t.equal(readFileSync(join(daemon.workspace, 'at.bin.txt'), 'utf8'), '\u0001'.repeat(max));
+    t.notOk(existsSync(join(daemon.workspace, 'past.txt')), 'one byte over is not written');
+    const tools = provider.requests[1]!.body.messages.filter(
+      (message: ChatMessage) => message.role === 'tool',
+    );
+    t.same(JSON.parse(tools[0].content), { bytes: max, created: true });
+    t.match(JSON.parse(tools[1].content), { error: { code: 'invalid_arguments' } });
+  },
+);

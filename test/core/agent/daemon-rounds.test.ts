@@ -3,10 +3,11 @@ import { AgentToolbox } from '../../../core/agent/agent-toolbox.js';
 import { BUILTIN_LIMITS } from '../../../core/agent/builtin-limits.js';
 import type { DaemonCall, ToolOutcome } from '../../../core/agent/daemon-call.js';
 import { DaemonRounds } from '../../../core/agent/daemon-rounds.js';
-import { PROFILE_LIMITS } from '../../../core/limits.js';
 import type { ToolCall } from '../../../core/provider/chat-provider.js';
 import { ActiveTurn } from '../../../core/turns/active-turn.js';
 import type { TurnHistory } from '../../../core/turns/turn-history.js';
+import { parseWorkspaceToolRequest } from '../../../core/workspace/workspace-tool-arguments.js';
+import { WORKSPACE_TOOL_LIMITS } from '../../../core/workspace/workspace-tool-limits.js';
 
 interface Harness {
   turn: ActiveTurn;
@@ -113,7 +114,7 @@ t.test(
       read('x'.repeat(129)),
       { id: 'j1', name: 'read_file', arguments: '{"path":' },
       { id: 's1', name: 'read_file', arguments: '{"path":"a","extra":true}' },
-      { id: 'b1', name: 'read_file', arguments: `{"path":"${'a'.repeat(PROFILE_LIMITS.argument_bytes)}"}` },
+      { id: 'b1', name: 'read_file', arguments: `{"path":"a"}${' '.repeat(BUILTIN_LIMITS.argument_bytes)}` },
     ]);
     const codes = [...texts.values()].map((text) => JSON.parse(text).error.code);
     t.same(codes, [
@@ -229,3 +230,36 @@ t.test('a subagentâ€™s calls and the workspace instructions are run as the turnâ
   );
   t.same(sessions, ['ses_1', 'ses_1', 'ses_1']);
 });
+
+t.test('built-in arguments: exactly their bound is read, one byte past it is refused', async (t) => {
+  const { turn, rounds, ran } = harness();
+  const padded = (bytes: number) => `{"path":"a.md"}${' '.repeat(bytes - '{"path":"a.md"}'.length)}`;
+  const texts = await rounds.run({ turn, offered: turn.builtins, parentCallId: null }, [
+    { id: 'at', name: 'read_file', arguments: padded(BUILTIN_LIMITS.argument_bytes) },
+    { id: 'past', name: 'read_file', arguments: padded(BUILTIN_LIMITS.argument_bytes + 1) },
+  ]);
+  t.same(ran, ['a.md'], 'the call at the bound ran');
+  t.match(JSON.parse(texts.get('past')!), { error: { code: 'invalid_arguments' } });
+});
+
+t.test(
+  'the largest edit_file the schema accepts fits the argument bound however it is escaped',
+  async (t) => {
+    // Every character as a six-byte \\u escape, the longest JSON can write an ASCII character.
+    const escaped = (text: string) =>
+      [...text].map((character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    const max = WORKSPACE_TOOL_LIMITS.write_bytes_max;
+    const path = `${`${'d'.repeat(254)}/`.repeat(4)}f`.padEnd(WORKSPACE_TOOL_LIMITS.path_chars_max, 'f');
+    const content = 'a'.repeat(max);
+    const text = `{"path":"${escaped(path)}","old_text":"${escaped(content)}","new_text":"${escaped(content)}"}`;
+    t.ok(Buffer.byteLength(text) <= BUILTIN_LIMITS.argument_bytes, 'within the argument bound');
+    const call = parseWorkspaceToolRequest({
+      tool: 'edit_file',
+      workspace: '/ws',
+      excludedDirectories: [],
+      arguments: JSON.parse(text),
+    }).call;
+    t.match(call, { tool: 'edit_file', oldText: content, newText: content });
+    t.equal(call.path.join('/'), path);
+  },
+);
