@@ -2,6 +2,7 @@ import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { editFile } from './edit-file.js';
 import { listDirectory } from './list-directory.js';
 import { readFile } from './read-file.js';
+import { readInstructions } from './read-instructions.js';
 import { searchFiles } from './search-files.js';
 // Types only: the argument checks (and the schema library they use) stay out of the tool threads.
 import type { WorkspaceToolCall, WorkspaceToolJob } from './workspace-tool-arguments.js';
@@ -33,5 +34,11 @@ function dispatch(held: HeldWorkspace, call: WorkspaceToolCall, hooks: Workspace
       return writeFile(held, call, hooks);
     case 'edit_file':
       return editFile(held, call, hooks);
+    case 'read_instructions':
+      return readInstructions(
+        held,
+        { name: call.path[0], length: call.length, followLink: call.followLink },
+        hooks,
+      );
   }
 }

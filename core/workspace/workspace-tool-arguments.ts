@@ -15,7 +15,9 @@ export type WorkspaceToolCall =
   | { tool: 'list_directory'; path: string[]; offset: number }
   | { tool: 'search_files'; path: string[]; pattern: string }
   | { tool: 'write_file'; path: string[]; content: string }
-  | { tool: 'edit_file'; path: string[]; oldText: string; newText: string };
+  | { tool: 'edit_file'; path: string[]; oldText: string; newText: string }
+  /** Not a model's tool: the daemon reads a workspace's `AGENTS.md` with it (read-instructions.ts). */
+  | { tool: 'read_instructions'; path: [string]; length: number; followLink: boolean };
 
 /** Everything a tool needs, checked, in a form that crosses a thread boundary as it is. */
 export interface WorkspaceToolJob {

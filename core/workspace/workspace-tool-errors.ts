@@ -9,6 +9,7 @@ export const WORKSPACE_TOOL_ERRORS = {
   workspace_unavailable: 'the workspace directory cannot be opened',
   not_found: 'no such file or directory',
   symlink: 'the path contains a symbolic link',
+  outside_workspace: 'the symbolic link leads outside the workspace',
   not_directory: 'a path component is not a directory',
   not_regular_file: 'the path is not a regular file',
   hard_linked: 'the file has more than one hard link',

@@ -100,15 +100,47 @@ export class WorkspaceTools {
 
   /** Never rejects. `session` is whose call it is; aborting `signal` answers `cancelled` at once. */
   run(request: WorkspaceToolRequest, signal: AbortSignal, session: string): Promise<WorkspaceToolOutcome> {
-    if (signal.aborted) return Promise.resolve(failed('cancelled'));
-    if (this.#closed || this.#abandoned.size >= this.#abandonedMax)
-      return Promise.resolve(failed('unavailable'));
+    const refused = this.#refusal(signal);
+    if (refused) return Promise.resolve(refused);
     let work: WorkspaceToolJob;
     try {
       work = parseWorkspaceToolRequest(request);
     } catch (error) {
       return Promise.resolve(failed(workspaceToolErrorOf(error)));
     }
+    return this.#submit(work, signal, session);
+  }
+
+  /**
+   * Reads the beginning of the instructions file `name` at a workspace's root on a thread, like a call:
+   * compact JSON of read-instructions.ts's window, or its refusal. Never rejects.
+   */
+  readInstructions(
+    request: { workspace: string; excludedDirectories: readonly string[]; name: string; length: number },
+    signal: AbortSignal,
+    session: string,
+  ): Promise<WorkspaceToolOutcome> {
+    const refused = this.#refusal(signal);
+    if (refused) return Promise.resolve(refused);
+    const { workspace, excludedDirectories, name, length } = request;
+    return this.#submit(
+      {
+        call: { tool: 'read_instructions', path: [name], length, followLink: true },
+        workspace,
+        excludedDirectories: [...excludedDirectories],
+      },
+      signal,
+      session,
+    );
+  }
+
+  #refusal(signal: AbortSignal): WorkspaceToolOutcome | null {
+    if (signal.aborted) return failed('cancelled');
+    if (this.#closed || this.#abandoned.size >= this.#abandonedMax) return failed('unavailable');
+    return null;
+  }
+
+  #submit(work: WorkspaceToolJob, signal: AbortSignal, session: string): Promise<WorkspaceToolOutcome> {
     return new Promise((resolve) => {
       this.#nextId += 1;
       const job: Job = {
