@@ -1,32 +1,183 @@
-import type { Dirent } from 'node:fs';
-import { lstatSync, readdirSync } from 'node:fs';
+import { lstatSync, opendirSync } from 'node:fs';
 import { join } from 'node:path';
+import { SKILL_LIMITS } from '../core/skills/skill-limits.js';
+import { type LinkRefusal, SkillLinks } from './skill-links.js';
 
 export const SKILLS_DIRECTORY_NAME = 'skills';
 export const SKILL_FILE_NAME = 'SKILL.md';
 
+/** A folder holding a `SKILL.md`, found beneath `<home>/skills`. */
+export interface DiscoveredSkill {
+  /** The folder's name as found (for a followed link, the link's own name): the skill's name. */
+  name: string;
+  /** Its path beneath `skills/`, `/`-separated, as warnings and `status` show it. */
+  path: string;
+  /** Where its files are read from: `<home>/skills`, or the real path of the last link followed to reach it. */
+  root: string;
+  /** The folders from `root` down to the skill's own, walked without following a link when it is read. */
+  components: string[];
+}
+
+/** Why an entry beneath `skills/` is not used; every such entry is reported, none is passed over silently. */
+export type UnusedEntryReason =
+  /** Its name starts with a dot. */
+  | 'hidden'
+  /** A file, or anything else that is not a folder, where skill folders are looked for. */
+  | 'not_a_skill'
+  /** A folder with no SKILL.md in it or in its folders, down to `discovery_depth` levels beneath `skills/`. */
+  | 'no_skill'
+  /** It could not be looked at. */
+  | 'unreadable'
+  /** Past `discovery_entries`: the folder holding it was not examined further. */
+  | 'not_examined'
+  | LinkRefusal;
+
+export interface UnusedEntry {
+  path: string;
+  reason: UnusedEntryReason;
+}
+
+export interface SkillDiscovery {
+  /** In path order (byte order). */
+  skills: DiscoveredSkill[];
+  unused: UnusedEntry[];
+}
+
+/** A folder being searched: where it is read from, and how it is shown. */
+interface Folder {
+  root: string;
+  components: string[];
+  shown: string[];
+  /** The real path of every folder from `skills/` down to this one, to recognise a link back up. */
+  chain: string[];
+}
+
 /**
- * The skills installed in `<home>/skills/<name>/SKILL.md`, by directory name, sorted. Read once at startup.
- * Disabling a skill does not remove it from this list: its name stays reserved.
- *
- * A skill is a real directory (not a symlink) holding an entry named SKILL.md, whatever that entry is:
- * whether it can be used (a regular file, not a symlink, a FIFO or a directory) is decided when the skill
- * is read, which says why it was not. The `skills` folder itself is followed like the home is, since it is
- * part of the daemon's own layout.
+ * The skills installed beneath `<home>/skills`, read once at startup. A folder holding an entry named
+ * SKILL.md is a skill, whatever that entry is (whether it can be used is decided when it is read, which
+ * says why it was not); a folder without one is searched in turn, down to `discovery_depth` levels, so a
+ * cloned collection (`skills/<collection>/skills/<name>/`) is found. A symbolic link to a folder is
+ * followed under the rules of skill-links.ts. Every other entry met is reported as unused with its reason;
+ * a folder holding no skill at all is reported once, not entry by entry. Disabling a skill does not remove
+ * it from the list: its name stays reserved. The `skills` folder itself is followed like the home is,
+ * since it is part of the daemon's own layout.
  */
-export function discoverSkills(home: string): string[] {
+export function discoverSkills(home: string): SkillDiscovery {
   const root = join(home, SKILLS_DIRECTORY_NAME);
-  let entries: Dirent[];
-  try {
-    entries = readdirSync(root, { withFileTypes: true });
-  } catch {
-    return [];
+  const links = new SkillLinks(home);
+  const discovery: SkillDiscovery = { skills: [], unused: [] };
+  const top = links.realPathOf(root);
+  if (top === null) return discovery;
+  const search = new Search(links, discovery);
+  search.folder({ root, components: [], shown: [], chain: [top] }, 1);
+  discovery.skills.sort((a, b) => byteOrder(a.path, b.path));
+  return discovery;
+}
+
+class Search {
+  readonly #links: SkillLinks;
+  readonly #found: SkillDiscovery;
+  #examined = 0;
+  #stopped = false;
+
+  constructor(links: SkillLinks, found: SkillDiscovery) {
+    this.#links = links;
+    this.#found = found;
   }
+
+  /** Searches the entries of `folder`, which lies `level` levels beneath `skills/`. */
+  folder(folder: Folder, level: number): void {
+    const here = join(folder.root, ...folder.components);
+    const names = entryNames(here, SKILL_LIMITS.discovery_entries - this.#examined + 1);
+    if (names === null) {
+      if (folder.shown.length > 0) this.#unused(folder.shown, 'unreadable');
+      return;
+    }
+    for (const name of names) {
+      if (this.#examined >= SKILL_LIMITS.discovery_entries) {
+        this.#stopped = true;
+        this.#unused([...folder.shown, name], 'not_examined');
+        return;
+      }
+      this.#examined += 1;
+      this.#entry(folder, name, level);
+      if (this.#stopped) return;
+    }
+  }
+
+  #entry(parent: Folder, name: string, level: number): void {
+    const shown = [...parent.shown, name];
+    const child = name.startsWith('.') ? 'hidden' : this.#childFolder(parent, name);
+    if (typeof child === 'string') {
+      this.#unused(shown, child);
+      return;
+    }
+    if (holdsSkillFile(join(child.root, ...child.components))) {
+      this.#found.skills.push({
+        name,
+        path: shown.join('/'),
+        root: child.root,
+        components: child.components,
+      });
+      return;
+    }
+    if (level >= SKILL_LIMITS.discovery_depth) {
+      this.#unused(shown, 'no_skill');
+      return;
+    }
+    const skillsBefore = this.#found.skills.length;
+    const unusedBefore = this.#found.unused.length;
+    this.folder(child, level + 1);
+    // A folder without any skill is one unused entry, not one per entry inside it.
+    if (this.#found.skills.length === skillsBefore && !this.#stopped) {
+      this.#found.unused.length = unusedBefore;
+      this.#unused(shown, 'no_skill');
+    }
+  }
+
+  /** The folder the entry `name` of `parent` is, or links to under the link rules; else why it is not used. */
+  #childFolder(parent: Folder, name: string): Folder | UnusedEntryReason {
+    const shown = [...parent.shown, name];
+    const path = join(parent.root, ...parent.components, name);
+    try {
+      const stats = lstatSync(path);
+      if (stats.isDirectory()) {
+        const real = join(parent.chain.at(-1)!, name);
+        return { ...parent, components: [...parent.components, name], shown, chain: [...parent.chain, real] };
+      }
+      if (!stats.isSymbolicLink()) return 'not_a_skill';
+    } catch {
+      return 'unreadable';
+    }
+    const followed = this.#links.follow(path, parent.chain);
+    if ('refused' in followed) return followed.refused;
+    return { root: followed.real, components: [], shown, chain: [...parent.chain, followed.real] };
+  }
+
+  #unused(shown: readonly string[], reason: UnusedEntryReason): void {
+    this.#found.unused.push({ path: shown.join('/'), reason });
+  }
+}
+
+/**
+ * The names of a folder's entries in byte order, at most `max` of them (a folder with more is not read to
+ * its end); null when it cannot be read.
+ */
+function entryNames(folder: string, max: number): string[] | null {
   const names: string[] = [];
-  for (const entry of entries) {
-    if (entry.isDirectory() && holdsSkillFile(join(root, entry.name))) names.push(entry.name);
+  try {
+    const dir = opendirSync(folder);
+    try {
+      for (let entry = dir.readSync(); entry !== null && names.length < max; entry = dir.readSync()) {
+        names.push(entry.name);
+      }
+    } finally {
+      dir.closeSync();
+    }
+  } catch {
+    return null;
   }
-  return names.sort();
+  return names.sort(byteOrder);
 }
 
 /** An lstat opens nothing, so neither a FIFO nor a device can block or act here. */
@@ -37,4 +188,8 @@ function holdsSkillFile(skillDirectory: string): boolean {
   } catch {
     return false;
   }
+}
+
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }

@@ -2,13 +2,17 @@ import { join } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { McpServerSection, ToolsSection } from '../config/config-file.js';
+import type { SkillDiscovery } from '../config/skills.js';
 import { AgentToolbox } from '../core/agent/agent-toolbox.js';
 import { configuredBuiltins } from '../core/agent/builtin-selection.js';
 import { readHomeInstructions } from '../core/agent/home-instructions.js';
+import { INSTRUCTIONS_LIMITS } from '../core/agent/instructions-limits.js';
+import type { InstructionsState } from '../core/agent/instructions-state.js';
 import type { Clock } from '../core/clock.js';
 import { McpServers } from '../core/mcp/mcp-servers.js';
 import { CommandSandbox, credentialHiddenPaths, probeSandbox } from '../core/sandbox/command-sandbox.js';
 import { loadInstalledSkills, skillIndex } from '../core/skills/installed-skills.js';
+import { type SkillsStatus, skillsStatus } from '../core/skills/skills-status.js';
 import { WebFetcher } from '../core/web/web-fetch.js';
 import { WorkspaceTools } from '../core/workspace/workspace-tools.js';
 
@@ -24,8 +28,8 @@ export interface AgentPluginOptions {
   home: string;
   tools: ToolsSection;
   mcpServers: Readonly<Record<string, McpServerSection>>;
-  /** The skills discovered in `<home>/skills` at startup, and the names the configuration disables. */
-  skills: { discovered: readonly string[]; disabled: readonly string[] };
+  /** What was found in `<home>/skills` at startup, and the skill names the configuration disables. */
+  skills: { discovery: SkillDiscovery; disabled: readonly string[] };
   environment: ToolEnvironment;
   /** How long closing waits for a workspace tool still working. */
   drainMs: number;
@@ -38,6 +42,9 @@ export interface AgentTools {
   readonly toolbox: AgentToolbox;
   /** Read once at startup: the home's `AGENTS.md` and the installed skills' index ('' when absent). */
   readonly instructions: { home: string; skillIndex: string };
+  /** For `status`: the installed skills loaded and skipped, and what became of the home's `AGENTS.md`. */
+  readonly skills: SkillsStatus;
+  readonly homeInstructions: InstructionsState;
   readonly runCommand: CommandToolState;
   /** The configured MCP servers; null when none is. */
   readonly mcp: McpServers | null;
@@ -62,12 +69,21 @@ declare module 'fastify' {
 const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) => {
   const { clock, home, tools, environment } = options;
   const log = fastify.log;
-  const installed = loadInstalledSkills(home, options.skills.discovered, options.skills.disabled);
+  const state = join(home, 'state');
+  const { discovery, disabled } = options.skills;
+  const installed = loadInstalledSkills(discovery.skills, disabled, [state]);
   for (const { skill, reason } of installed.skipped)
     log.warn({ skill, reason }, 'an installed skill was skipped');
+  for (const { path, reason } of discovery.unused)
+    log.warn({ entry: path, reason }, 'an entry of the skills folder is not used');
   const homeInstructions = readHomeInstructions(home);
-  if (homeInstructions.refused) {
-    log.warn({ reason: homeInstructions.refused }, 'the home AGENTS.md was not read');
+  if (homeInstructions.state.state === 'refused') {
+    log.warn({ reason: homeInstructions.state.reason }, 'the home AGENTS.md was not read');
+  } else if (homeInstructions.state.state === 'cut') {
+    log.warn(
+      { bytes_used: homeInstructions.state.bytes },
+      `the home AGENTS.md is over ${INSTRUCTIONS_LIMITS.file_bytes} bytes; only its beginning is used`,
+    );
   }
   const wanted = configuredBuiltins(tools).filter(
     (name) => name !== 'load_skill' || installed.skills.length > 0,
@@ -110,15 +126,18 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
       workspaceTools,
       commands,
       web,
-      excludedDirectories: [home, join(home, 'state')],
-      skills: installed.skills,
+      excludedDirectories: [home, state],
+      skills: { installed: installed.skills, excludedDirectories: [state] },
       mcp,
+      warn: (fields, message) => log.warn(fields, message),
     },
   );
   let abandoned = false;
   fastify.decorate('agent', {
     toolbox,
     instructions: { home: homeInstructions.text, skillIndex: skillIndex(installed.skills) },
+    skills: skillsStatus(installed, discovery.unused),
+    homeInstructions: homeInstructions.state,
     runCommand,
     mcp,
     get abandoned() {

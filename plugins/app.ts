@@ -116,8 +116,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
   // The config file is read once: the name catalog and the provider both take their sections from it.
   const config = loadConfigFile(options.home);
-  const discoveredSkills = discoverSkills(options.home);
-  const catalog = options.catalog ?? catalogOf(config, discoveredSkills);
+  const skillDiscovery = discoverSkills(options.home);
+  const skillNames = skillDiscovery.skills.map((skill) => skill.name);
+  const catalog = options.catalog ?? catalogOf(config, skillNames);
   const instanceId = newId('inst');
   const capacity = connectionCapacity(openFilesLimit());
   let listener: Listener | undefined;
@@ -220,7 +221,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     home: options.home,
     tools: config.tools,
     mcpServers: config.mcp_servers,
-    skills: { discovered: discoveredSkills, disabled: config.skills.disabled },
+    skills: { discovery: skillDiscovery, disabled: config.skills.disabled },
     environment: options.toolEnvironment ?? DEFAULT_TOOL_ENVIRONMENT,
     drainMs: SERVICE_LIMITS.capture_drain_ms,
   });

@@ -3,6 +3,20 @@ import { Type } from 'typebox';
 import { AuthReadiness } from './auth-schemas.js';
 import { EmptyPayload } from './schemas.js';
 
+/** What became of an `AGENTS.md` (core/agent/instructions-state.ts). */
+const InstructionsState = {
+  state: Type.Union([
+    Type.Literal('absent'),
+    Type.Literal('empty'),
+    Type.Literal('used'),
+    Type.Literal('cut'),
+    Type.Literal('refused'),
+  ]),
+  bytes: Type.Integer(),
+  reason: Type.Union([Type.String(), Type.Null()]),
+  linked: Type.Boolean(),
+};
+
 const Result = Type.Object({
   ready: Type.Boolean(),
   provider: Type.Object({
@@ -33,6 +47,17 @@ const Result = Type.Object({
       tools: Type.Integer(),
     }),
   ),
+  /** The installed skills read at startup: loaded by name, the rest by path with a reason. */
+  skills: Type.Object({
+    loaded: Type.Array(Type.String()),
+    skipped: Type.Array(Type.Object({ path: Type.String(), reason: Type.String() })),
+    omitted: Type.Integer(),
+  }),
+  /** The home's `AGENTS.md` as read at startup, and the last read of each recent workspace's. */
+  instructions: Type.Object({
+    home: Type.Object(InstructionsState),
+    workspaces: Type.Array(Type.Object({ workspace: Type.String(), ...InstructionsState })),
+  }),
 });
 
 /**
@@ -59,6 +84,11 @@ const status: FastifyPluginAsyncTypebox = async (fastify) => {
         active_turns: fastify.turns.activeCount,
         tools: { builtin: [...fastify.agent.toolbox.offered], run_command: fastify.agent.runCommand },
         mcp_servers: fastify.agent.mcp?.status() ?? [],
+        skills: fastify.agent.skills,
+        instructions: {
+          home: fastify.agent.homeInstructions,
+          workspaces: fastify.agent.toolbox.workspaceInstructionsReport.list(),
+        },
       };
     },
   );

@@ -7,7 +7,6 @@ import type { BuiltinToolName } from '../resources/builtin-tools.js';
 import { MCP_TOOL_PREFIX } from '../resources/names.js';
 import type { CommandSandbox } from '../sandbox/command-sandbox.js';
 import { COMMAND_LIMITS, commandResultText } from '../sandbox/command-sandbox.js';
-import { type InstalledSkill, loadSkillText } from '../skills/installed-skills.js';
 import type { WebFetcher } from '../web/web-fetch.js';
 import { WORKSPACE_TOOL_PARAMETERS, type WorkspaceTools } from '../workspace/workspace-tools.js';
 import {
@@ -18,7 +17,10 @@ import {
   WEB_FETCH_PARAMETERS,
 } from './builtin-parameters.js';
 import type { DaemonCall, ToolOutcome } from './daemon-call.js';
-import { INSTRUCTIONS_BYTES, INSTRUCTIONS_FILE } from './home-instructions.js';
+import { INSTRUCTIONS_FILE, INSTRUCTIONS_LIMITS } from './instructions-limits.js';
+import { WorkspaceInstructionsReport } from './instructions-report.js';
+import { type InstructionsState, instructionsReadOf } from './instructions-state.js';
+import { type LoadSkillArguments, loadSkill, type SkillShelf } from './load-skill.js';
 
 /** The services behind the daemon's tools, created once per daemon. */
 export interface AgentServices {
@@ -29,10 +31,12 @@ export interface AgentServices {
   web: WebFetcher | null;
   /** The daemon's own state, which no workspace tool reads or writes. */
   excludedDirectories: readonly string[];
-  /** The skills installed in the home, read at startup; `load_skill` gives their text. */
-  skills: readonly InstalledSkill[];
+  /** The skills installed in the home, read at startup; `load_skill` gives their text and files. */
+  skills: SkillShelf;
   /** The configured MCP servers; null when none is. */
   mcp: McpServers | null;
+  /** Logs a warning: a workspace `AGENTS.md` cut or refused, once each time its workspace's state changes. */
+  warn: (fields: Record<string, unknown>, message: string) => void;
 }
 
 interface Definition {
@@ -85,7 +89,8 @@ const DEFINITIONS: Readonly<Record<Exclude<BuiltinToolName, 'web_search'>, Defin
     parameters: SUBAGENT_PARAMETERS,
   },
   load_skill: {
-    description: 'Load the full instructions of an installed skill, by the name the skill index gives.',
+    description:
+      'Load an installed skill by the name the skill index gives: its instructions and the list of its files; with path, one of those files. Long texts come in windows: read on from next_offset.',
     parameters: SKILL_PARAMETERS,
   },
 };
@@ -95,11 +100,6 @@ const VALIDATORS = new Map(
 );
 
 const UNAVAILABLE: ToolOutcome = { ok: false, code: 'unavailable', message: 'the tool is not available' };
-const UNKNOWN_SKILL: ToolOutcome = {
-  ok: false,
-  code: 'unknown_skill',
-  message: 'no installed skill has that name',
-};
 const ROOT_WORKSPACE: ToolOutcome = {
   ok: false,
   code: 'workspace_not_allowed',
@@ -114,9 +114,6 @@ const COMMAND_FAILED: ToolOutcome = {
 /** The tools that change files: they refuse a workspace that is the whole filesystem. */
 const WRITING_TOOLS: ReadonlySet<BuiltinToolName> = new Set(['write_file', 'edit_file', 'run_command']);
 
-/** A workspace's own instructions, `AGENTS.md` at its root, as far as one read window goes. */
-const WORKSPACE_INSTRUCTIONS = { path: INSTRUCTIONS_FILE, length: INSTRUCTIONS_BYTES };
-
 /**
  * The daemon's own tools as offered and run: the built-in tools decided at startup, the MCP servers' tools
  * ready at each turn's admission, their definitions for the provider, the check of a call's arguments, and
@@ -124,6 +121,8 @@ const WORKSPACE_INSTRUCTIONS = { path: INSTRUCTIONS_FILE, length: INSTRUCTIONS_B
  */
 export class AgentToolbox {
   readonly offered: readonly BuiltinToolName[];
+  /** The last read of each workspace's `AGENTS.md`, for `status`. */
+  readonly workspaceInstructionsReport = new WorkspaceInstructionsReport();
   readonly #services: AgentServices;
 
   constructor(offered: readonly BuiltinToolName[], services: AgentServices) {
@@ -179,9 +178,11 @@ export class AgentToolbox {
   }
 
   /**
-   * The workspace's `AGENTS.md`, read through the workspace tools' walk (no symlink, no hard link, no
-   * credential path, UTF-8 text), or null when there is none or it cannot be used: larger than one read
-   * window, refused, or the turn ended first. The read is the session's like its turn's calls.
+   * The workspace's `AGENTS.md` (read-instructions.ts on the workspace tools' threads: its first
+   * `file_bytes`, a link to a file of the same workspace followed, the walk's refusals kept), or null when
+   * there is none, it is empty, refused, or the turn ended first. Each read is remembered for `status`; a
+   * cut or refused file is logged when that differs from its workspace's last read. The read is the
+   * session's like its turn's calls.
    */
   async workspaceInstructions(
     workspace: string,
@@ -189,14 +190,26 @@ export class AgentToolbox {
     session: string,
   ): Promise<string | null> {
     const { workspaceTools, excludedDirectories } = this.#services;
-    const read = await workspaceTools.run(
-      { tool: 'read_file', workspace, excludedDirectories, arguments: { ...WORKSPACE_INSTRUCTIONS } },
+    const outcome = await workspaceTools.readInstructions(
+      { workspace, excludedDirectories, name: INSTRUCTIONS_FILE, length: INSTRUCTIONS_LIMITS.file_bytes },
       signal,
       session,
     );
-    if (!read.ok) return null;
-    const window = JSON.parse(read.output) as { content: string; next_offset: number | null };
-    return window.next_offset === null && window.content.trim() !== '' ? window.content : null;
+    if (!outcome.ok && outcome.code === 'cancelled') return null;
+    const read = instructionsReadOf(outcome);
+    if (this.workspaceInstructionsReport.record(workspace, read.state)) this.#warnOf(workspace, read.state);
+    return read.text === '' ? null : read.text;
+  }
+
+  #warnOf(workspace: string, state: InstructionsState): void {
+    if (state.state === 'cut') {
+      this.#services.warn(
+        { workspace, bytes_used: state.bytes },
+        `a workspace AGENTS.md is over ${INSTRUCTIONS_LIMITS.file_bytes} bytes; only its beginning is used`,
+      );
+    } else if (state.state === 'refused') {
+      this.#services.warn({ workspace, reason: state.reason }, 'a workspace AGENTS.md was not used');
+    }
   }
 
   /**
@@ -241,10 +254,10 @@ export class AgentToolbox {
       }
       case 'web_fetch':
         return web ? web.fetch(args.url as string, context.signal) : UNAVAILABLE;
-      case 'load_skill': {
-        const text = loadSkillText(skills, args.name as string);
-        return text === null ? UNKNOWN_SKILL : { ok: true, output: text };
-      }
+      case 'load_skill':
+        return loadSkill(skills, args as unknown as LoadSkillArguments, (request) =>
+          workspaceTools.run(request, context.signal, context.session),
+        );
       default:
         return UNAVAILABLE;
     }

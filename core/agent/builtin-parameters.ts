@@ -1,4 +1,5 @@
 import { type TSchema, Type } from 'typebox';
+import { WORKSPACE_TOOL_LIMITS } from '../workspace/workspace-tool-limits.js';
 import { BUILTIN_LIMITS } from './builtin-limits.js';
 
 /**
@@ -60,6 +61,28 @@ export const SKILL_PARAMETERS: TSchema = Type.Object(
       maxLength: 255,
       description: 'The skill, as the skill index names it.',
     }),
+    path: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: WORKSPACE_TOOL_LIMITS.path_chars_max,
+        description:
+          "A file of the skill's folder, relative to it, as its list of files gives it; the skill's instructions when left out.",
+      }),
+    ),
+    offset: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description: 'The byte to start at; 0 when left out.',
+      }),
+    ),
+    length: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: WORKSPACE_TOOL_LIMITS.read_length_max,
+        description: `How many bytes to read at most; for a file ${WORKSPACE_TOOL_LIMITS.read_length_max} when left out, for the instructions as many as fit.`,
+      }),
+    ),
   },
   { additionalProperties: false },
 );

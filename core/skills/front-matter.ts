@@ -5,6 +5,7 @@ import {
   type SchemaOptions,
   type ToJSOptions,
 } from 'yaml';
+import { scalarCount } from '../resources/unicode.js';
 import type { SkillSkipReason } from './installed-skill.js';
 import { SKILL_LIMITS } from './skill-limits.js';
 
@@ -31,8 +32,8 @@ const TO_JS_OPTIONS: ToJSOptions = { maxAliasCount: 16, mapAsMap: true };
 /**
  * Splits a SKILL.md (byte-order mark already dropped) into its front matter and body and checks the front
  * matter: a YAML mapping between a first line `---` and the next line that is exactly `---`, with a
- * non-empty string `description` within `description_bytes` after trimming and, if present, a string
- * `name` equal to the directory name. Other keys are ignored.
+ * non-empty string `description` of at most `description_chars` characters after trimming and, if
+ * present, a string `name` equal to the directory name. Other keys are ignored.
  */
 export function parseSkillFile(text: string, directoryName: string): ParsedSkill {
   const opening = OPENING.exec(text);
@@ -51,7 +52,7 @@ export function parseSkillFile(text: string, directoryName: string): ParsedSkill
   if (name !== undefined && name !== directoryName) return { refused: 'name_mismatch' };
   const trimmed = description?.trim() ?? '';
   if (trimmed === '') return { refused: 'no_description' };
-  if (Buffer.byteLength(trimmed, 'utf8') > SKILL_LIMITS.description_bytes) {
+  if (scalarCount(trimmed) > SKILL_LIMITS.description_chars) {
     return { refused: 'description_too_long' };
   }
   return { description: trimmed, body: split.body.replace(LEADING_BLANK_LINES, '') };

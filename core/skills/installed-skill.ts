@@ -1,11 +1,32 @@
-/** A skill read from `<home>/skills/<name>/SKILL.md`. */
+/** A file of a skill's folder, as `load_skill` lists it. */
+export interface SkillFileEntry {
+  /** Relative to the skill's folder, `/`-separated. */
+  path: string;
+  /** Bytes, when the folder was listed at startup. */
+  size: number;
+}
+
+/** A skill read from a folder beneath `<home>/skills` holding a SKILL.md. */
 export interface InstalledSkill {
-  /** The directory name, exactly as discovered. */
+  /** The folder's name, exactly as discovered. */
   name: string;
   /** The front matter's description, trimmed. */
   description: string;
   /** What follows the front matter, leading blank lines dropped. */
   body: string;
+  /** Where its bundled files are read: a folder opened following links, and the path beneath it. */
+  folder: SkillFolder;
+  /** The regular files of its folder, in path order, as far as `files_listing_bytes` goes. */
+  files: SkillFileEntry[];
+  /** Whether files were left out of `files`. */
+  filesTruncated: boolean;
+}
+
+export interface SkillFolder {
+  /** An absolute path: `<home>/skills`, or the real path of a followed link. */
+  root: string;
+  /** The folders beneath `root` to the skill's own; none of them may be a link when a file is read. */
+  components: readonly string[];
 }
 
 /** Why a discovered skill was not loaded; a fixed code, so a warning never carries what the file holds. */
@@ -15,8 +36,7 @@ export type SkillSkipReason =
   | 'not_regular_file'
   | 'hard_linked'
   | 'too_large'
-  | 'not_utf8'
-  | 'contains_nul'
+  | 'not_text'
   | 'credential_path'
   | 'no_front_matter'
   | 'malformed_front_matter'
@@ -30,6 +50,6 @@ export type SkillSkipReason =
 export interface InstalledSkills {
   /** In name order (byte order). */
   skills: InstalledSkill[];
-  /** In name order; a disabled skill is not listed. */
+  /** In name order, by the skill's path beneath `skills/`; a disabled skill is not listed. */
   skipped: Array<{ skill: string; reason: SkillSkipReason }>;
 }

@@ -1,65 +1,84 @@
+import type { DiscoveredSkill } from '../../config/skills.js';
+import { utf8ByteLength } from '../resources/unicode.js';
 import { parseSkillFile } from './front-matter.js';
 import type { InstalledSkill, InstalledSkills } from './installed-skill.js';
-import { readSkillFile } from './skill-file.js';
+import { readSkillFolder } from './skill-file.js';
 import { SKILL_LIMITS } from './skill-limits.js';
 
-export type { InstalledSkill, InstalledSkills, SkillSkipReason } from './installed-skill.js';
+export type {
+  InstalledSkill,
+  InstalledSkills,
+  SkillFileEntry,
+  SkillFolder,
+  SkillSkipReason,
+} from './installed-skill.js';
 export { skillIndex } from './skill-index.js';
 export { SKILL_LIMITS } from './skill-limits.js';
-export { loadSkillText } from './skill-text.js';
 
 /**
  * Reads, once at startup, every discovered skill that is not disabled (compared case-insensitively).
- * Synchronous: it runs before the daemon serves.
+ * Synchronous: it runs before the daemon serves. `excludedDirectories` is the daemon's state, which no
+ * skill's walk may enter.
  *
  * Names that differ only in case are all skipped: the model could not tell which one it asked for. Skills
  * are taken in name order (byte order) until their bodies and descriptions together would pass
- * `total_bytes`; that skill and every later one are skipped, unread.
+ * `retained_bytes`; that skill and every later one are skipped, unread.
  */
 export function loadInstalledSkills(
-  home: string,
-  discovered: readonly string[],
+  discovered: readonly DiscoveredSkill[],
   disabled: readonly string[],
+  excludedDirectories: readonly string[],
 ): InstalledSkills {
   const off = new Set(disabled.map(fold));
-  const names = [...new Set(discovered)].filter((name) => !off.has(fold(name))).sort(byteOrder);
-  const namesPerFold = new Map<string, number>();
-  for (const name of names) namesPerFold.set(fold(name), (namesPerFold.get(fold(name)) ?? 0) + 1);
+  const candidates = discovered.filter((skill) => !off.has(fold(skill.name))).sort(byName);
+  const skillsPerFold = new Map<string, number>();
+  for (const { name } of candidates) skillsPerFold.set(fold(name), (skillsPerFold.get(fold(name)) ?? 0) + 1);
 
   const result: InstalledSkills = { skills: [], skipped: [] };
   let totalBytes = 0;
   let full = false;
-  for (const name of names) {
+  for (const candidate of candidates) {
+    const skip = (reason: InstalledSkills['skipped'][number]['reason']) =>
+      result.skipped.push({ skill: candidate.path, reason });
+    const { name } = candidate;
     if (!SKILL_NAME.test(name)) {
-      result.skipped.push({ skill: name, reason: 'invalid_name' });
+      skip('invalid_name');
       continue;
     }
-    if (namesPerFold.get(fold(name))! > 1) {
-      result.skipped.push({ skill: name, reason: 'ambiguous_name' });
+    if (skillsPerFold.get(fold(name))! > 1) {
+      skip('ambiguous_name');
       continue;
     }
     if (full) {
-      result.skipped.push({ skill: name, reason: 'total_too_large' });
+      skip('total_too_large');
       continue;
     }
-    const file = readSkillFile(home, name);
-    if ('refused' in file) {
-      result.skipped.push({ skill: name, reason: file.refused });
+    const folder = { root: candidate.root, components: candidate.components };
+    const read = readSkillFolder(folder, excludedDirectories);
+    if ('refused' in read) {
+      skip(read.refused);
       continue;
     }
-    const parsed = parseSkillFile(file.text, name);
+    const parsed = parseSkillFile(read.text, name);
     if ('refused' in parsed) {
-      result.skipped.push({ skill: name, reason: parsed.refused });
+      skip(parsed.refused);
       continue;
     }
-    const skill: InstalledSkill = { name, description: parsed.description, body: parsed.body };
-    const bytes = Buffer.byteLength(skill.body, 'utf8') + Buffer.byteLength(skill.description, 'utf8');
-    if (totalBytes + bytes > SKILL_LIMITS.total_bytes) {
+    const bytes = utf8ByteLength(parsed.body) + utf8ByteLength(parsed.description);
+    if (totalBytes + bytes > SKILL_LIMITS.retained_bytes) {
       full = true;
-      result.skipped.push({ skill: name, reason: 'total_too_large' });
+      skip('total_too_large');
       continue;
     }
     totalBytes += bytes;
+    const skill: InstalledSkill = {
+      name,
+      description: parsed.description,
+      body: parsed.body,
+      folder,
+      files: read.files,
+      filesTruncated: read.filesTruncated,
+    };
     result.skills.push(skill);
   }
   return result;
@@ -73,6 +92,10 @@ const SKILL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 function fold(name: string): string {
   return name.toLowerCase();
+}
+
+function byName(a: DiscoveredSkill, b: DiscoveredSkill): number {
+  return byteOrder(a.name, b.name) || byteOrder(a.path, b.path);
 }
 
 function byteOrder(a: string, b: string): number {

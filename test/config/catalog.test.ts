@@ -7,7 +7,11 @@ import { discoverSkills } from '../../config/skills.js';
 import { BUILTIN_TOOL_NAMES } from '../../core/resources/builtin-tools.js';
 
 /** The catalog as the daemon builds it at startup: the home's config file and its discovered skills. */
-const loadCatalog = (home: string) => catalogOf(loadConfigFile(home), discoverSkills(home));
+const loadCatalog = (home: string) =>
+  catalogOf(
+    loadConfigFile(home),
+    discoverSkills(home).skills.map((skill) => skill.name),
+  );
 
 t.test('an empty home reserves the built-in tools and the mcp_ namespace only', async (t) => {
   const catalog = loadCatalog(t.testdir());
@@ -20,13 +24,24 @@ t.test('an empty home reserves the built-in tools and the mcp_ namespace only', 
 
 t.test('discovered skills are reserved, disabled ones included', async (t) => {
   const home = t.testdir({
-    skills: { review: { 'SKILL.md': 'x' }, Deploy: { 'SKILL.md': 'x' }, draft: {} },
+    skills: {
+      review: { 'SKILL.md': 'x' },
+      Deploy: { 'SKILL.md': 'x' },
+      draft: {},
+      collection: { skills: { 'Cloned-One': { 'SKILL.md': 'x' } } },
+    },
     'config.json': JSON.stringify({ skills: { disabled: ['review'] } }),
   });
   const catalog = loadCatalog(home);
   t.equal(catalog.reservation('deploy'), 'discovered_skill', 'folder names fold case');
   t.equal(catalog.reservation('review'), 'discovered_skill', 'a disabled skill keeps its name reserved');
   t.equal(catalog.reservation('draft'), null, 'a folder without SKILL.md is not a skill');
+  t.equal(
+    catalog.reservation('cloned-one'),
+    'discovered_skill',
+    'a cloned collection’s skill, by its folder',
+  );
+  t.equal(catalog.reservation('collection'), null, 'the collection is no skill');
 });
 
 t.test('configured disabled skill and tool names are reserved case-insensitively', async (t) => {

@@ -22,6 +22,11 @@ for (const transport of TRANSPORTS) {
           run_command: 'off',
         },
         mcp_servers: [],
+        skills: { loaded: [], skipped: [], omitted: 0 },
+        instructions: {
+          home: { state: 'absent', bytes: 0, reason: null, linked: false },
+          workspaces: [],
+        },
       });
     });
 

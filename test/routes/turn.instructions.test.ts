@@ -48,6 +48,12 @@ async function scene(t: Test, files: { homeRules?: string | null } = {}): Promis
   return { daemon, provider, logs };
 }
 
+/** What `status` says of the AGENTS.md files. */
+async function instructionsOf(who: Awaited<ReturnType<typeof controller>>) {
+  const { instructions } = await who.client.call('status');
+  return instructions as { home: unknown; workspaces: unknown[] };
+}
+
 const systemOf = (body: { messages: ChatMessage[] }) =>
   body.messages[0]?.role === 'system' ? body.messages[0].content : null;
 
@@ -98,37 +104,92 @@ t.test(
   },
 );
 
-t.test('a workspace AGENTS.md that is a symlink, a hard link or too large is not used', async (t) => {
+/** A real-sized AGENTS.md of 34.5 KB, as long-lived repositories ship them: its first 32 KiB are used. */
+const LONG_RULES = `${'- Run the linter and the tests before every commit; keep each commit to one change.\n'.repeat(410)}- Ask before you delete anything outside of this workspace.\n`;
+
+t.test(
+  'a 34.5 KB AGENTS.md, the home’s or the workspace’s: its first 32 KiB reach the system message',
+  async (t) => {
+    t.equal(Buffer.byteLength(LONG_RULES), 34_500);
+    const { daemon, provider, logs } = await scene(t, { homeRules: LONG_RULES });
+    writeFileSync(join(daemon.workspace, 'AGENTS.md'), LONG_RULES);
+    const who = await controller(daemon, 'in-process');
+    for (const prompt of ['one', 'two']) {
+      provider.reply(['ok']);
+      resultOf(await startTurn(who, { prompt }));
+      await who.client.event('turn.terminal');
+    }
+    const first = LONG_RULES.slice(0, 32_768);
+    t.equal(systemOf(provider.requests[0]!.body), `${first}\n\n${first}\n\n${INDEX}`);
+    t.match(
+      logs.filter((entry) => /AGENTS\.md is over 32768 bytes/.test(String(entry.msg))),
+      [{ bytes_used: 32_768 }, { workspace: daemon.workspace, bytes_used: 32_768 }],
+      'a warning for each, the workspace’s once while it stays so',
+    );
+    t.same(await instructionsOf(who), {
+      home: { state: 'cut', bytes: 32_768, reason: null, linked: false },
+      workspaces: [{ workspace: daemon.workspace, state: 'cut', bytes: 32_768, reason: null, linked: false }],
+    });
+  },
+);
+
+t.test(
+  'a workspace AGENTS.md linked to a file of the workspace is followed; one linked outside is refused with a log line',
+  async (t) => {
+    const { daemon, provider, logs } = await scene(t, { homeRules: null });
+    const outside = mkdtempSync(join(tmpdir(), 'magid-outside-'));
+    t.teardown(() => rmSync(outside, { recursive: true, force: true }));
+    writeFileSync(join(outside, 'id_rsa'), 'secret-key-4b1a');
+    writeFileSync(join(daemon.workspace, 'CLAUDE.md'), WORKSPACE_RULES);
+    const agents = join(daemon.workspace, 'AGENTS.md');
+    const who = await controller(daemon, 'in-process');
+    const turn = async () => {
+      provider.reply(['ok']);
+      resultOf(await startTurn(who, { prompt: 'go' }));
+      await who.client.event('turn.terminal');
+      return provider.requests.at(-1)!;
+    };
+
+    symlinkSync('CLAUDE.md', agents);
+    t.equal(
+      systemOf((await turn()).body),
+      `${WORKSPACE_RULES}\n\n${INDEX}`,
+      'AGENTS.md -> CLAUDE.md is followed',
+    );
+    t.match((await instructionsOf(who)).workspaces, [{ state: 'used', linked: true }]);
+
+    rmSync(agents);
+    symlinkSync(join(outside, 'id_rsa'), agents);
+    const refused = await turn();
+    t.equal(systemOf(refused.body), INDEX, 'a link outside: left out');
+    t.notMatch(refused.text, 'secret-key-4b1a');
+    t.match(
+      logs.filter((entry) => entry.msg === 'a workspace AGENTS.md was not used'),
+      [{ workspace: daemon.workspace, reason: 'outside_workspace' }],
+    );
+    t.match((await instructionsOf(who)).workspaces, [
+      { workspace: daemon.workspace, state: 'refused', reason: 'outside_workspace' },
+    ]);
+
+    rmSync(agents);
+    linkSync(join(outside, 'id_rsa'), agents);
+    t.equal(systemOf((await turn()).body), INDEX, 'a hard link: left out');
+    t.match((await instructionsOf(who)).workspaces, [{ state: 'refused', reason: 'hard_linked' }]);
+    t.notMatch(JSON.stringify(logs), 'secret-key-4b1a');
+  },
+);
+
+t.test('an AGENTS.md of exactly 32 KiB is used whole, one byte more is cut', async (t) => {
   const { daemon, provider } = await scene(t, { homeRules: null });
-  const outside = mkdtempSync(join(tmpdir(), 'magid-outside-'));
-  t.teardown(() => rmSync(outside, { recursive: true, force: true }));
-  writeFileSync(join(outside, 'id_rsa'), 'secret-key-4b1a');
   const who = await controller(daemon, 'in-process');
-  const agents = join(daemon.workspace, 'AGENTS.md');
-  const variants: Array<[string, () => void]> = [
-    ['a symlink to a credential file', () => symlinkSync(join(outside, 'id_rsa'), agents)],
-    ['a hard link', () => linkSync(join(outside, 'id_rsa'), agents)],
-    ['one byte over 16,384', () => writeFileSync(agents, 'x'.repeat(16_385))],
-  ];
-  for (const [index, [what, make]] of variants.entries()) {
-    rmSync(agents, { force: true });
-    make();
+  for (const [index, text] of ['x'.repeat(32_768), `${'x'.repeat(32_768)}y`].entries()) {
+    writeFileSync(join(daemon.workspace, 'AGENTS.md'), text);
     provider.reply(['ok']);
     resultOf(await startTurn(who, { prompt: 'go' }));
     await who.client.event('turn.terminal');
-    t.equal(systemOf(provider.requests[index]!.body), INDEX, `${what}: left out`);
-    t.notMatch(provider.requests[index]!.text, 'secret-key-4b1a');
+    t.equal(systemOf(provider.requests[index]!.body), `${'x'.repeat(32_768)}\n\n${INDEX}`);
   }
-  rmSync(agents);
-  writeFileSync(agents, 'x'.repeat(16_384));
-  provider.reply(['ok']);
-  resultOf(await startTurn(who, { prompt: 'go' }));
-  await who.client.event('turn.terminal');
-  t.equal(
-    systemOf(provider.requests[3]!.body),
-    `${'x'.repeat(16_384)}\n\n${INDEX}`,
-    'exactly 16,384 bytes is used',
-  );
+  t.match((await instructionsOf(who)).workspaces, [{ state: 'cut', bytes: 32_768 }]);
 });
 
 t.test('load_skill gives the model a skill’s text; an unknown name is an error', async (t) => {
@@ -149,7 +210,13 @@ t.test('load_skill gives the model a skill’s text; an unknown name is an error
   t.same(JSON.parse(tools[0].content), {
     name: 'release-notes',
     description: 'Write release notes from the merged changes.',
+    files: [],
+    files_truncated: false,
+    size: 27,
+    offset: 0,
+    length: 27,
     content: 'Group the changes by kind.\n',
+    next_offset: null,
   });
   t.match(JSON.parse(tools[1].content), { error: { code: 'unknown_skill' } });
   t.notMatch(tools[1].content, 'secret-body');

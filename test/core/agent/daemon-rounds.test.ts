@@ -62,8 +62,9 @@ function harness(
     commands: null,
     web: null,
     excludedDirectories: [],
-    skills: [],
+    skills: { installed: [], excludedDirectories: [] },
     mcp: null,
+    warn: () => {},
   });
   const activity: Array<Record<string, unknown>> = [];
   const rounds = new DaemonRounds({ history, toolbox, activity: (_turn, entry) => activity.push(entry) });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { linkSync, mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { discoverSkills } from '../../../config/skills.js';
+import { type DiscoveredSkill, discoverSkills } from '../../../config/skills.js';
 import {
   type InstalledSkills,
   loadInstalledSkills,
@@ -26,8 +26,30 @@ function skillPath(home: string, name: string): string {
   return join(home, 'skills', name, 'SKILL.md');
 }
 
+/** The daemon's state, which no skill's walk may enter. */
+const stateOf = (home: string) => [join(home, 'state')];
+
 function load(home: string, disabled: readonly string[] = []): InstalledSkills {
-  return loadInstalledSkills(home, discoverSkills(home), disabled);
+  return loadInstalledSkills(discoverSkills(home).skills, disabled, stateOf(home));
+}
+
+function loadDiscovered(home: string, discovered: readonly DiscoveredSkill[]): InstalledSkills {
+  return loadInstalledSkills(discovered, [], stateOf(home));
+}
+
+/** A skill folder directly in skills/, as discovery would give it, whatever its name. */
+function discovered(home: string, name: string): DiscoveredSkill {
+  return { name, path: name, root: join(home, 'skills'), components: [name] };
+}
+
+/** What a loaded skill of `skills/<name>/` holds besides its name, description and body. */
+function folderOf(home: string, name: string) {
+  return { folder: { root: join(home, 'skills'), components: [name] }, files: [], filesTruncated: false };
+}
+
+/** The loaded skills without what only the folder decides. */
+function texts(result: InstalledSkills) {
+  return result.skills.map(({ name, description, body }) => ({ name, description, body }));
 }
 
 function reasons(result: InstalledSkills): Record<string, SkillSkipReason> {
@@ -54,7 +76,13 @@ t.test('valid skills load, with and without a name, with CRLF line ends and a by
   writeSkill(home, 'bom', '\uFEFF---\ndescription: Starts with a BOM.\n---\nBody.');
   const result = load(home);
   t.same(result.skipped, []);
-  t.same(result.skills, [
+  t.same(result.skills[0], {
+    name: 'bom',
+    description: 'Starts with a BOM.',
+    body: 'Body.',
+    ...folderOf(home, 'bom'),
+  });
+  t.same(texts(result), [
     { name: 'bom', description: 'Starts with a BOM.', body: 'Body.' },
     { name: 'crlf', description: 'Uses CRLF.', body: 'Line one.\r\nLine two.\r\n' },
     { name: 'named', description: 'Reviews a diff.', body: '# Review\n\nRead it.\n' },
@@ -113,21 +141,25 @@ t.test('the name, if given, must equal the directory name exactly', async (t) =>
   t.same(reasons(result), { deploy: 'name_mismatch', review: 'name_mismatch' });
 });
 
-t.test('the description must be present, non-empty and within its byte bound after trimming', async (t) => {
-  const home = t.testdir();
-  const atBound = 'é'.repeat(SKILL_LIMITS.description_bytes / 2);
-  writeSkill(home, 'missing', `---\nname: missing\n---\n${SECRET}`);
-  writeSkill(home, 'blank', `---\ndescription: "   "\n---\n${SECRET}`);
-  writeSkill(home, 'at-bound', skillFile(`"  ${atBound}  "`, 'x'));
-  writeSkill(home, 'past-bound', skillFile(`${atBound}a`, 'x'));
-  const result = load(home);
-  t.same(result.skills, [{ name: 'at-bound', description: atBound, body: 'x' }]);
-  t.same(reasons(result), {
-    blank: 'no_description',
-    missing: 'no_description',
-    'past-bound': 'description_too_long',
-  });
-});
+t.test(
+  'the description must be present, non-empty and within its character bound after trimming',
+  async (t) => {
+    const home = t.testdir();
+    // Characters, not bytes: 1,024 of them may take 4,096 bytes.
+    const atBound = '😀'.repeat(SKILL_LIMITS.description_chars);
+    writeSkill(home, 'missing', `---\nname: missing\n---\n${SECRET}`);
+    writeSkill(home, 'blank', `---\ndescription: "   "\n---\n${SECRET}`);
+    writeSkill(home, 'at-bound', skillFile(`"  ${atBound}  "`, 'x'));
+    writeSkill(home, 'past-bound', skillFile(`${atBound}a`, 'x'));
+    const result = load(home);
+    t.same(texts(result), [{ name: 'at-bound', description: atBound, body: 'x' }]);
+    t.same(reasons(result), {
+      blank: 'no_description',
+      missing: 'no_description',
+      'past-bound': 'description_too_long',
+    });
+  },
+);
 
 t.test('a SKILL.md of exactly skill_bytes loads, one byte more is too large', async (t) => {
   const home = t.testdir();
@@ -144,11 +176,14 @@ t.test('a SKILL.md of exactly skill_bytes loads, one byte more is too large', as
 t.test('a SKILL.md swapped for a symlink after discovery is refused', async (t) => {
   const home = t.testdir({ elsewhere: { 'SKILL.md': skillFile('Outside.', SECRET) } });
   writeSkill(home, 'linked', skillFile('Inside.', 'x'));
-  const discovered = discoverSkills(home);
-  t.same(discovered, ['linked']);
+  const { skills: discovered } = discoverSkills(home);
+  t.same(
+    discovered.map((skill) => skill.name),
+    ['linked'],
+  );
   unlinkSync(skillPath(home, 'linked'));
   symlinkSync(join(home, 'elsewhere', 'SKILL.md'), skillPath(home, 'linked'));
-  t.same(loadInstalledSkills(home, discovered, []), {
+  t.same(loadDiscovered(home, discovered), {
     skills: [],
     skipped: [{ skill: 'linked', reason: 'symlink' }],
   });
@@ -158,11 +193,14 @@ t.test('a skill directory swapped for a symlink after discovery is refused', asy
   const home = t.testdir({ elsewhere: {} });
   writeSkill(home, 'swapped', skillFile('Swapped.', SECRET));
   writeSkill(home, 'kept', skillFile('Kept.', 'x'));
-  const discovered = discoverSkills(home);
-  t.same(discovered, ['kept', 'swapped']);
+  const { skills: discovered } = discoverSkills(home);
+  t.same(
+    discovered.map((skill) => skill.name),
+    ['kept', 'swapped'],
+  );
   renameSync(join(home, 'skills', 'swapped'), join(home, 'elsewhere', 'swapped'));
   symlinkSync(join(home, 'elsewhere', 'swapped'), join(home, 'skills', 'swapped'));
-  const result = loadInstalledSkills(home, discovered, []);
+  const result = loadDiscovered(home, discovered);
   t.same(names(result), ['kept']);
   t.same(result.skipped, [{ skill: 'swapped', reason: 'symlink' }]);
 });
@@ -178,18 +216,18 @@ t.test('a SKILL.md swapped for a FIFO or a directory after discovery is not a re
   const home = t.testdir();
   writeSkill(home, 'piped', skillFile('Piped.', 'x'));
   writeSkill(home, 'folder', skillFile('Folder.', 'x'));
-  const discovered = discoverSkills(home);
+  const { skills: discovered } = discoverSkills(home);
   unlinkSync(skillPath(home, 'piped'));
   execFileSync('mkfifo', [skillPath(home, 'piped')]);
   unlinkSync(skillPath(home, 'folder'));
   mkdirSync(skillPath(home, 'folder'));
-  t.same(reasons(loadInstalledSkills(home, discovered, [])), {
+  t.same(reasons(loadDiscovered(home, discovered)), {
     folder: 'not_regular_file',
     piped: 'not_regular_file',
   });
 });
 
-t.test('invalid UTF-8 and a NUL are refused', async (t) => {
+t.test('invalid UTF-8 and a NUL are refused as not text', async (t) => {
   const home = t.testdir();
   writeSkill(
     home,
@@ -197,7 +235,7 @@ t.test('invalid UTF-8 and a NUL are refused', async (t) => {
     Buffer.concat([Buffer.from(skillFile('Bytes.', SECRET)), Buffer.from([0xe9, 0x0a])]),
   );
   writeSkill(home, 'nul', skillFile('Nul.', `${SECRET}\0`));
-  t.same(reasons(load(home)), { latin1: 'not_utf8', nul: 'contains_nul' });
+  t.same(reasons(load(home)), { latin1: 'not_text', nul: 'not_text' });
 });
 
 t.test(
@@ -207,11 +245,11 @@ t.test(
     writeSkill(home, 'id_rsa', skillFile('Key.', SECRET));
     writeSkill(home, 'gone', skillFile('Gone.', SECRET));
     writeSkill(home, 'flattened', skillFile('Flattened.', SECRET));
-    const discovered = discoverSkills(home);
+    const { skills: discovered } = discoverSkills(home);
     rmSync(join(home, 'skills', 'gone'), { recursive: true });
     rmSync(join(home, 'skills', 'flattened'), { recursive: true });
     writeFileSync(join(home, 'skills', 'flattened'), skillFile('Flattened.', SECRET));
-    t.same(reasons(loadInstalledSkills(home, discovered, [])), {
+    t.same(reasons(loadDiscovered(home, discovered)), {
       id_rsa: 'credential_path',
       flattened: 'unreadable',
       gone: 'unreadable',
@@ -224,10 +262,9 @@ t.test('a disabled skill is neither loaded nor warned about, compared case-insen
   writeSkill(home, 'Deploy', skillFile('Deploys.', 'x'));
   writeSkill(home, 'broken', SECRET);
   writeSkill(home, 'review', skillFile('Reviews.', 'x'));
-  t.same(load(home, ['deploy', 'BROKEN']), {
-    skills: [{ name: 'review', description: 'Reviews.', body: 'x' }],
-    skipped: [],
-  });
+  const result = load(home, ['deploy', 'BROKEN']);
+  t.same(texts(result), [{ name: 'review', description: 'Reviews.', body: 'x' }]);
+  t.same(result.skipped, []);
 });
 
 t.test('two skills whose names differ only in case are both skipped, whatever their files', async (t) => {
@@ -246,13 +283,8 @@ t.test('two skills whose names differ only in case are both skipped, whatever th
 t.test('skills are taken in byte order of their names', async (t) => {
   const home = t.testdir();
   for (const name of ['c', 'B', 'a-b', 'a.b', 'A_b']) writeSkill(home, name, skillFile('Any.', name));
-  t.same(names(loadInstalledSkills(home, ['c', 'B', 'a-b', 'a.b', 'A_b'], [])), [
-    'A_b',
-    'B',
-    'a-b',
-    'a.b',
-    'c',
-  ]);
+  const shuffled = ['c', 'B', 'a-b', 'a.b', 'A_b'].map((name) => discovered(home, name));
+  t.same(names(loadDiscovered(home, shuffled)), ['A_b', 'B', 'a-b', 'a.b', 'c']);
 });
 
 t.test(
@@ -261,7 +293,10 @@ t.test(
     const home = t.testdir();
     const odd = ['\u{1F600}', 'é', 'line\nbreak', '.hidden', 'x'.repeat(65)];
     for (const name of [...odd, 'ok']) writeSkill(home, name, skillFile('Any.', 'x'));
-    const result = loadInstalledSkills(home, [...odd, 'ok'], []);
+    const result = loadDiscovered(
+      home,
+      [...odd, 'ok'].map((name) => discovered(home, name)),
+    );
     t.same(names(result), ['ok']);
     t.same(
       result.skipped.map((entry) => entry.reason),
@@ -270,34 +305,40 @@ t.test(
   },
 );
 
-/** Four skills of 16,001 counted bytes each, then one whose body brings the total to `fifthBytes` more. */
-function fillTotal(home: string, fifthBytes: number): void {
-  for (const name of ['a1', 'a2', 'a3', 'a4']) writeSkill(home, name, skillFile('d', 'x'.repeat(16_000)));
-  writeSkill(home, 'a5', skillFile('d', 'y'.repeat(fifthBytes - 1)));
+/**
+ * 64 skills of 262,000 counted bytes each (a one-byte description and a body), then one that brings the
+ * total to `retained_bytes` and `extra` bytes more, and a small one after it.
+ */
+function fillRetained(home: string, extra: number): void {
+  const eachBytes = 262_000;
+  for (let i = 0; i < 64; i += 1) {
+    writeSkill(home, `a${String(i).padStart(2, '0')}`, skillFile('d', 'x'.repeat(eachBytes - 1)));
+  }
+  writeSkill(home, 'b', skillFile('d', 'y'.repeat(SKILL_LIMITS.retained_bytes - 64 * eachBytes - 1 + extra)));
   writeSkill(home, 'z', skillFile('z', 'small'));
 }
 
-t.test('skills whose bodies and descriptions reach total_bytes exactly all load', async (t) => {
+t.test('skills whose bodies and descriptions reach retained_bytes exactly all load', async (t) => {
   const home = t.testdir();
-  fillTotal(home, SKILL_LIMITS.total_bytes - 4 * 16_001);
+  fillRetained(home, 0);
   rmSync(join(home, 'skills', 'z'), { recursive: true });
   const result = load(home);
-  t.same(names(result), ['a1', 'a2', 'a3', 'a4', 'a5']);
+  t.equal(result.skills.length, 65);
   const total = result.skills.reduce(
     (sum, skill) => sum + Buffer.byteLength(skill.body) + Buffer.byteLength(skill.description),
     0,
   );
-  t.equal(total, SKILL_LIMITS.total_bytes);
+  t.equal(total, SKILL_LIMITS.retained_bytes);
   t.same(result.skipped, []);
 });
 
-t.test('one byte past total_bytes skips that skill and every later one', async (t) => {
+t.test('one byte past retained_bytes skips that skill and every later one', async (t) => {
   const home = t.testdir();
-  fillTotal(home, SKILL_LIMITS.total_bytes - 4 * 16_001 + 1);
+  fillRetained(home, 1);
   const result = load(home);
-  t.same(names(result), ['a1', 'a2', 'a3', 'a4']);
+  t.equal(result.skills.length, 64);
   t.same(result.skipped, [
-    { skill: 'a5', reason: 'total_too_large' },
+    { skill: 'b', reason: 'total_too_large' },
     { skill: 'z', reason: 'total_too_large' },
   ]);
 });
@@ -324,7 +365,7 @@ t.test('no warning carries file content: each names the skill and a fixed reason
   writeSkill(home, 'plain', SECRET);
   writeSkill(home, 'bad', `---\n${SECRET}: [\n---\n`);
   writeSkill(home, 'mismatch', skillFile(SECRET, SECRET, `name: ${SECRET}\n`));
-  writeSkill(home, 'long', skillFile(SECRET.repeat(40), SECRET));
+  writeSkill(home, 'long', skillFile(SECRET.repeat(50), SECRET));
   writeSkill(home, 'nul', `${SECRET}\0`);
   const result = load(home);
   t.equal(result.skipped.length, 5);

@@ -4,7 +4,8 @@ import { type InstalledSkill, SKILL_LIMITS, skillIndex } from '../../../core/ski
 const HEADER = 'Installed skills (load one with load_skill before following it):';
 
 function skill(name: string, description: string): InstalledSkill {
-  return { name, description, body: `body of ${name}` };
+  const folder = { root: '/home/me/.magi/skills', components: [name] };
+  return { name, description, body: `body of ${name}`, folder, files: [], filesTruncated: false };
 }
 
 t.test('no skills, no index', async (t) => {

@@ -131,12 +131,12 @@ t.test('the workspace threads read it like a call, and a cancelled read answers 
   const tools = new WorkspaceTools({ clock: systemClock, threads: 1 });
   t.teardown(() => tools.close(1_000));
   const request = { workspace: box.ws, excludedDirectories: [box.state], name: 'AGENTS.md', length: LENGTH };
-  const outcome = await tools.readInstructions(request, new AbortController().signal);
+  const outcome = await tools.readInstructions(request, new AbortController().signal, 'ses_1');
   t.same(outcome, { ok: true, output: JSON.stringify({ content: 'Threads.\n', cut: false, linked: false }) });
   const aborted = AbortSignal.abort();
-  t.match(await tools.readInstructions(request, aborted), { ok: false, code: 'cancelled' });
+  t.match(await tools.readInstructions(request, aborted, 'ses_1'), { ok: false, code: 'cancelled' });
   t.match(
-    await tools.readInstructions({ ...request, workspace: box.state }, new AbortController().signal),
+    await tools.readInstructions({ ...request, workspace: box.state }, new AbortController().signal, 'ses_1'),
     { ok: false, code: 'excluded_directory' },
     'daemon state is refused as a workspace',
   );
