@@ -11,8 +11,9 @@ const toolbox = new AgentToolbox(['update_plan'], {
   commands: null,
   web: null,
   excludedDirectories: [],
-  skills: [],
+  skills: { installed: [], excludedDirectories: [] },
   mcp: null,
+  warn: () => {},
 });
 
 const accepted = (steps: readonly PlanStep[]) => toolbox.accepts('update_plan', { steps });
