@@ -32,12 +32,14 @@ const isContinuation = (byte: number | undefined): boolean => byte !== undefined
  * starts at its first byte; one ending inside a character ends before it, except that a window always
  * holds at least one whole character, so reading on from `next_offset` always moves forward. A window whose
  * result would pass the output bound once escaped (newlines, quotes and control characters take two to six
- * bytes in JSON) is cut, between characters, to what fits.
+ * bytes in JSON) is cut, between characters, to what fits; a caller that keeps the window for itself (the
+ * instructions reader) passes no bound.
  */
 export function readFile(
   held: HeldWorkspace,
   args: ReadFileArguments,
   hooks?: WorkspaceHooks,
+  resultBytes: number = WORKSPACE_TOOL_LIMITS.output_bytes,
 ): ReadFileOutput {
   const directories = args.path.slice(0, -1);
   const name = args.path[args.path.length - 1]!;
@@ -77,7 +79,7 @@ export function readFile(
         const next = offset + length;
         return { size, offset, length, content: text, next_offset: next < size ? next : null, truncated };
       };
-      const fitted = fitTextInJson(content, WORKSPACE_TOOL_LIMITS.output_bytes, window);
+      const fitted = fitTextInJson(content, resultBytes, window);
       return window(fitted.kept, fitted.truncated);
     }),
   );

@@ -42,7 +42,8 @@ export function readInstructions(
     args.followLink && lstatBeneath(beneath(held.rootFd, args.name), 'not_found').isSymbolicLink();
   const path = linked ? linkTarget(held.rootFd, args.name) : [args.name];
   if (isCredentialLikePath(path)) throw new WorkspaceToolFailure('credential_path');
-  const window = readFile(held, { path, offset: 0, length: args.length }, hooks);
+  // The window is the daemon's own, for the system message: no result bound of a model's call applies.
+  const window = readFile(held, { path, offset: 0, length: args.length }, hooks, Number.POSITIVE_INFINITY);
   return { content: window.content, cut: window.next_offset !== null, linked };
 }
 

@@ -56,6 +56,10 @@ function harness(
       sessions.push(session);
       return answer;
     },
+    readInstructions: async (_request: unknown, _signal: AbortSignal, session: string) => {
+      sessions.push(session);
+      return { ok: true, output: JSON.stringify({ content: 'Be brief.', cut: false, linked: false }) };
+    },
   };
   const toolbox = new AgentToolbox(['read_file', 'list_directory'], {
     workspaceTools: workspaceTools as never,
