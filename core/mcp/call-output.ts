@@ -1,3 +1,4 @@
+import { fitTextInJson } from '../agent/fitted-json.js';
 import { MCP_LIMITS } from './mcp-limits.js';
 
 /** The part of a `tools/call` result the model is shown. */
@@ -16,7 +17,8 @@ const PLACEHOLDERS: Readonly<Record<string, string>> = {
 
 /**
  * The compact JSON a call answers with: `{"content","is_error","truncated"}`, the text parts joined by
- * newlines, each other part a placeholder in its place, the whole at most `output_bytes` of UTF-8.
+ * newlines, each other part a placeholder in its place, the whole at most `output_bytes` of UTF-8 as
+ * encoded (the text cut between characters when it would not fit).
  */
 export function callOutput(result: CallResultContent, limit: number = MCP_LIMITS.output_bytes): string {
   const content = result.content
@@ -27,20 +29,5 @@ export function callOutput(result: CallResultContent, limit: number = MCP_LIMITS
     )
     .join('\n');
   const is_error = result.isError === true;
-  // Through UTF-8 and back: a lone surrogate (JSON can carry one) reaches the model as U+FFFD.
-  const whole = Buffer.from(content, 'utf8').toString('utf8');
-  const complete = JSON.stringify({ content: whole, is_error, truncated: false });
-  if (Buffer.byteLength(complete, 'utf8') <= limit) return complete;
-  const frame = Buffer.byteLength(JSON.stringify({ content: '', is_error, truncated: true }), 'utf8');
-  // JSON escapes each character on its own, so the longest beginning that fits is found character by
-  // character; the walk stops at the bound, however long the text.
-  let room = limit - frame;
-  let end = 0;
-  for (const character of whole) {
-    const size = Buffer.byteLength(JSON.stringify(character), 'utf8') - 2;
-    if (size > room) break;
-    room -= size;
-    end += character.length;
-  }
-  return JSON.stringify({ content: whole.slice(0, end), is_error, truncated: true });
+  return fitTextInJson(content, limit, (text, truncated) => ({ content: text, is_error, truncated })).json;
 }

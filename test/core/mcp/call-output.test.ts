@@ -82,3 +82,22 @@ t.test('a cut output keeps within the bound whatever the escaping, on a characte
   const wide = parse(callOutput({ content: [{ type: 'text', text: '😀'.repeat(10_000) }] }));
   t.match(wide.content, /^(😀)+$/u, 'no pair split');
 });
+
+t.test('at and one past the bound, for text that expands under escaping', async (t) => {
+  const frame = callOutput({ content: [] }).length;
+  const room = MCP_LIMITS.output_bytes - frame;
+  for (const character of ['"', '\\', '\n', '\u0001', '\u001f', 'é', '€', '😀']) {
+    const size = Buffer.byteLength(JSON.stringify(character)) - 2;
+    const text = 'x'.repeat(room % size) + character.repeat(Math.floor(room / size));
+    const label = JSON.stringify(character);
+    const at = callOutput({ content: [{ type: 'text', text }] });
+    t.equal(Buffer.byteLength(at), MCP_LIMITS.output_bytes, `${label}: the whole fills the bound exactly`);
+    t.same(parse(at), { content: text, is_error: false, truncated: false }, `${label}: not cut`);
+    const past = callOutput({ content: [{ type: 'text', text: text + character }] });
+    const cut = parse(past);
+    t.equal(cut.truncated, true, `${label}: one past is cut`);
+    t.ok(Buffer.byteLength(past) <= MCP_LIMITS.output_bytes, `${label}: within the bound`);
+    t.ok(Buffer.byteLength(past) > MCP_LIMITS.output_bytes - size, `${label}: filled up to one character`);
+    t.ok(text.startsWith(cut.content), `${label}: a beginning of the text`);
+  }
+});
