@@ -2,6 +2,7 @@
 export const MCP_CALL_MESSAGES = {
   server_unavailable: 'the MCP server is not ready',
   unknown_tool: 'no such MCP tool',
+  invalid_arguments: 'the arguments nest deeper than an MCP call may carry; nothing was sent to the server',
   timed_out: 'the MCP call took too long',
   cancelled: 'the MCP call was cancelled',
   server_failed: 'the MCP server stopped during the call',

@@ -1,7 +1,9 @@
 import type { Clock } from '../clock.js';
 import { mcpCallFailure } from './mcp-call-errors.js';
+import { MCP_LIMITS } from './mcp-limits.js';
 import type { McpCallOutcome, McpServerConfig, McpServerStatus, McpTool, McpWarn } from './mcp-types.js';
 import { ServerSupervisor } from './server-supervisor.js';
+import { exceedsDepth } from './tool-admission.js';
 
 export { MCP_CALL_MESSAGES, type McpCallError } from './mcp-call-errors.js';
 export { MCP_LIMITS, MCP_SUPERVISION } from './mcp-limits.js';
@@ -70,6 +72,7 @@ export class McpServers {
         owner = server;
     }
     if (owner === undefined) return mcpCallFailure('unknown_tool');
+    if (exceedsDepth(args, MCP_LIMITS.arguments_depth)) return mcpCallFailure('invalid_arguments');
     try {
       return await owner.call(name, args, signal);
     } catch {

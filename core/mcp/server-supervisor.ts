@@ -7,7 +7,7 @@ import { ToolAdmission } from './tool-admission.js';
 import { runToolCall } from './tool-call.js';
 
 /** Why a child stopped serving; warnings name only the server and this. */
-type LossReason = 'spawn_failed' | 'start_timeout' | 'start_failed' | 'exited';
+type LossReason = 'spawn_failed' | 'start_timeout' | 'start_failed' | 'exited' | 'unresponsive';
 
 interface Listing {
   admission: ToolAdmission;
@@ -31,7 +31,8 @@ export interface SupervisorOptions {
  * States: `stopped` until `start()` (and for good once disabled or closed); `starting` while a child is
  * spawned and answers `initialize` and `tools/list`, all within `timeout_ms`; `ready` once it has; then
  * `restarting` while a backoff runs after any loss: the command could not be spawned, the child exited, it
- * missed the start deadline (it is killed) or it refused the start. The backoff is `backoff_ms_base`
+ * missed the start deadline (it is killed), it refused the start, or, once ready, it let `call_timeouts`
+ * calls in a row time out without answering one (it is taken for hung and killed). The backoff is `backoff_ms_base`
  * doubled per loss in a row up to `backoff_ms_max`; a server that had been ready for `stable_ms` when it
  * was lost starts over at the base. `failed` is terminal and only for a command that could not be spawned
  * `spawn_attempts` times in a row (a missing or non-executable command does not fix itself); a server that
@@ -48,6 +49,8 @@ export class ServerSupervisor {
   #restart: Deadline | undefined;
   #losses = 0;
   #spawnFailures = 0;
+  /** Calls of the current child that timed out since it last answered one. */
+  #timeouts = 0;
   #readyAt: number | undefined;
   #closed = false;
   readonly #stopping = new Set<Promise<void>>();
@@ -86,7 +89,7 @@ export class ServerSupervisor {
     if (this.#state !== 'ready' || child === undefined) return mcpCallFailure('server_unavailable');
     const tool = this.#byName.get(name);
     if (tool === undefined) return mcpCallFailure('unknown_tool');
-    return runToolCall({
+    const outcome = await runToolCall({
       child,
       tool: tool.tool,
       args,
@@ -94,6 +97,17 @@ export class ServerSupervisor {
       clock: this.#options.clock,
       timeoutMs: this.#timeoutMs,
     });
+    this.#noteAnswer(child, outcome);
+    return outcome;
+  }
+
+  /** Counts the calls in a row the child left unanswered; a ready server that answers none is restarted. */
+  #noteAnswer(child: ServerChild, outcome: McpCallOutcome): void {
+    if (this.#child !== child) return;
+    if (outcome.ok || outcome.code === 'tool_failed' || outcome.code === 'invalid_result') this.#timeouts = 0;
+    else if (outcome.code === 'timed_out' && ++this.#timeouts >= MCP_SUPERVISION.call_timeouts) {
+      this.#lost(child, 'unresponsive');
+    }
   }
 
   /** Stops the child and any pending restart for good, and settles once every child of this server is gone. */
@@ -113,6 +127,7 @@ export class ServerSupervisor {
     const child = new ServerChild(config, cwd, clock);
     this.#child = child;
     this.#state = 'starting';
+    this.#timeouts = 0;
     const start = new AbortController();
     const deadline = deadlineAt(clock, clock.now() + this.#timeoutMs, () => start.abort());
     void child.exited.then(() => this.#lost(child, child.spawned ? 'exited' : 'spawn_failed'));

@@ -1,11 +1,13 @@
 import t from 'tap';
-import { MCP_LIMITS } from '../../../core/mcp/mcp-servers.js';
+import { MCP_CALL_MESSAGES, MCP_LIMITS } from '../../../core/mcp/mcp-servers.js';
+import { exceedsDepth } from '../../../core/mcp/tool-admission.js';
 import { ECHO_DESCRIPTION, LONG_TOOL_NAME, STDERR_SECRET } from '../../fixtures/mcp-server-constants.js';
 import {
   alive,
   fixtureServer,
   harness,
   neverAborted,
+  noted,
   startedPids,
   stateOf,
   untilState,
@@ -25,6 +27,7 @@ t.test(
       [
         'mcp_files_echo',
         'mcp_files_slow',
+        'mcp_files_freeze',
         'mcp_files_crash',
         'mcp_files_whoami',
         'mcp_files_parts',
@@ -42,7 +45,7 @@ t.test(
       properties: { text: { type: 'string', description: 'What to echo' } },
       required: ['text'],
     });
-    t.same(mcp.status(), [{ name: 'files', state: 'ready', tools: 7 }]);
+    t.same(mcp.status(), [{ name: 'files', state: 'ready', tools: 8 }]);
   },
 );
 
@@ -204,3 +207,39 @@ t.test('a server without tools is ready with none', async (t) => {
   t.same(mcp.status(), [{ name: 'bare', state: 'ready', tools: 0 }]);
   t.same(warnings, []);
 });
+
+/** Arguments `{text, nested}` nesting `levels` deep, the arguments object itself the first level. */
+function nestedArguments(levels: number): Record<string, unknown> {
+  let nested: unknown = 'leaf';
+  for (let i = 1; i < levels; i++) nested = [nested];
+  return { text: 'deep', nested };
+}
+
+t.test(
+  'arguments nesting deeper than the bound are refused in the daemon; the server keeps serving',
+  async (t) => {
+    const { mcp, notes } = harness(t, (notes) => ({ files: fixtureServer('normal', notes('files')) }));
+    await untilState(mcp, 'files', 'ready');
+    t.notOk(exceedsDepth(nestedArguments(MCP_LIMITS.arguments_depth), MCP_LIMITS.arguments_depth));
+    t.ok(exceedsDepth(nestedArguments(MCP_LIMITS.arguments_depth + 1), MCP_LIMITS.arguments_depth));
+    t.same(
+      await mcp.call('mcp_files_echo', nestedArguments(MCP_LIMITS.arguments_depth), neverAborted()),
+      { ok: true, output: '{"content":"deep","is_error":false,"truncated":false}' },
+      'at the bound the call runs',
+    );
+    t.same(noted(notes('files')).filter((line) => line === 'echo called').length, 1);
+    for (const levels of [MCP_LIMITS.arguments_depth + 1, 7_000]) {
+      t.same(
+        await mcp.call('mcp_files_echo', nestedArguments(levels), neverAborted()),
+        { ok: false, code: 'invalid_arguments', message: MCP_CALL_MESSAGES.invalid_arguments },
+        `${levels} levels are refused, not reported as the server's failure`,
+      );
+    }
+    t.equal(stateOf(mcp, 'files'), 'ready', 'the server was never touched');
+    t.same(noted(notes('files')).filter((line) => line === 'echo called').length, 1, 'nothing reached it');
+    t.match(await mcp.call('mcp_files_echo', { text: 'after' }, neverAborted()), {
+      ok: true,
+      output: /"after"/,
+    });
+  },
+);
