@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { TLocalizedValidationError } from 'typebox/error';
+import type { McpServerEntry } from '../core/mcp/mcp-types.js';
 import { type BuiltinToolName, ENABLEABLE_BUILTIN_TOOLS } from '../core/resources/builtin-tools.js';
+import { readMcpServers } from './mcp-servers-config.js';
 
 export const CONFIG_FILE_NAME = 'config.json';
 
@@ -25,18 +27,9 @@ const ToolOptions = Type.Object({
   enabled: Type.Optional(Type.Array(Type.Enum([...ENABLEABLE_BUILTIN_TOOLS]))),
   web_fetch: Type.Optional(Type.Object({ allow_private_addresses: Type.Optional(Type.Boolean()) })),
 });
-/** What starts one MCP server; `env` values may be secrets, so they are never shown. */
-const McpServerOptions = Type.Object({
-  command: Type.String({ minLength: 1 }),
-  args: Type.Optional(Type.Array(Type.String())),
-  env: Type.Optional(Type.Record(Type.String(), Type.String())),
-  timeout_ms: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 600_000 })),
-  enabled: Type.Optional(Type.Boolean()),
-});
 const ConfigFileSchema = Type.Object({
   skills: Type.Optional(DisabledNames),
   tools: Type.Optional(ToolOptions),
-  mcp_servers: Type.Optional(Type.Record(Type.String(), McpServerOptions)),
   provider: Type.Optional(ProviderOptions),
 });
 const configFileValidator = Compile(ConfigFileSchema);
@@ -55,19 +48,6 @@ export interface ToolsSection extends DisabledSection {
   readonly enabled: readonly BuiltinToolName[];
   readonly web_fetch: { readonly allow_private_addresses: boolean; readonly [field: string]: unknown };
 }
-
-/** One configured MCP server, its defaults filled in. */
-export interface McpServerSection {
-  readonly command: string;
-  readonly args: readonly string[];
-  readonly env: Readonly<Record<string, string>>;
-  readonly timeout_ms: number;
-  readonly enabled: boolean;
-}
-
-/** A server's name: the middle of the `mcp_<server>_<tool>` names of its tools. */
-export const MCP_SERVER_NAME = /^[a-z][a-z0-9_]{0,31}$/;
-const MCP_TIMEOUT_MS_DEFAULT = 60_000;
 
 /** How requests to the model provider are shaped; its other fields are carried through. */
 export interface ProviderSection {
@@ -92,8 +72,11 @@ export interface ProviderSection {
 export interface DaemonConfig {
   readonly skills: DisabledSection;
   readonly tools: ToolsSection;
-  /** By server name; empty when none is configured. */
-  readonly mcp_servers: Readonly<Record<string, McpServerSection>>;
+  /**
+   * The MCP servers of `mcp_servers` (or `mcpServers`), by key in the file's order, each usable or refused
+   * with its reason (`mcp-servers-config.ts`); empty when none is configured.
+   */
+  readonly mcp_servers: Readonly<Record<string, McpServerEntry>>;
   readonly provider: ProviderSection;
   readonly [field: string]: unknown;
 }
@@ -141,7 +124,9 @@ export function parseConfig(text: string): DaemonConfig {
     throw new ConfigError('is not valid JSON');
   }
   checkHeaderNames(document);
-  checkServerNames(document);
+  // The MCP servers are read on their own: a wrong entry is refused by itself and never stops the daemon.
+  const mcp = isObject(document) ? readMcpServers(document) : { ok: true as const, servers: {} };
+  if (!mcp.ok) throw new ConfigError(mcp.message, mcp.pointer);
   const errors = configFileValidator.Errors(document);
   const first = errors[0];
   if (first) {
@@ -156,10 +141,10 @@ export function parseConfig(text: string): DaemonConfig {
       web_fetch?: Record<string, unknown> & { allow_private_addresses?: boolean };
     };
     provider?: Record<string, unknown> & Partial<ProviderSection>;
-    mcp_servers?: Record<string, Partial<McpServerSection> & { command: string }>;
   };
+  const { mcpServers: _claudeSection, ...rest } = file;
   return {
-    ...file,
+    ...rest,
     skills: { ...file.skills, disabled: [...(file.skills?.disabled ?? [])] },
     tools: {
       ...file.tools,
@@ -170,18 +155,7 @@ export function parseConfig(text: string): DaemonConfig {
         allow_private_addresses: file.tools?.web_fetch?.allow_private_addresses ?? false,
       },
     },
-    mcp_servers: Object.fromEntries(
-      Object.entries(file.mcp_servers ?? {}).map(([name, server]) => [
-        name,
-        {
-          command: server.command,
-          args: [...(server.args ?? [])],
-          env: { ...server.env },
-          timeout_ms: server.timeout_ms ?? MCP_TIMEOUT_MS_DEFAULT,
-          enabled: server.enabled ?? true,
-        },
-      ]),
-    ),
+    mcp_servers: mcp.servers,
     provider: {
       ...file.provider,
       headers: { ...file.provider?.headers },
@@ -232,18 +206,6 @@ function checkHeaderNames(document: unknown): void {
       const pointer = `/provider/headers/${name}`;
       throw new ConfigError(`${pointer} is a header the daemon sets itself`, pointer);
     }
-  }
-}
-
-/** A server name outside the pattern is refused without being repeated, as a header name is. */
-function checkServerNames(document: unknown): void {
-  const servers = isObject(document) ? document.mcp_servers : undefined;
-  if (!isObject(servers)) return;
-  if (Object.keys(servers).some((name) => !MCP_SERVER_NAME.test(name))) {
-    throw new ConfigError(
-      '/mcp_servers has a server name that is not [a-z][a-z0-9_]* of at most 32 characters',
-      '/mcp_servers',
-    );
   }
 }
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import type { McpServerSection, ToolsSection } from '../config/config-file.js';
+import type { ToolsSection } from '../config/config-file.js';
 import type { SkillDiscovery } from '../config/skills.js';
 import { AgentToolbox } from '../core/agent/agent-toolbox.js';
 import { configuredBuiltins } from '../core/agent/builtin-selection.js';
@@ -9,7 +9,7 @@ import { readHomeInstructions } from '../core/agent/home-instructions.js';
 import { INSTRUCTIONS_LIMITS } from '../core/agent/instructions-limits.js';
 import type { InstructionsState } from '../core/agent/instructions-state.js';
 import type { Clock } from '../core/clock.js';
-import { McpServers } from '../core/mcp/mcp-servers.js';
+import { type McpServerEntry, McpServers } from '../core/mcp/mcp-servers.js';
 import { CommandSandbox, credentialHiddenPaths, probeSandbox } from '../core/sandbox/command-sandbox.js';
 import { loadInstalledSkills, skillIndex } from '../core/skills/installed-skills.js';
 import { type SkillsStatus, skillsStatus } from '../core/skills/skills-status.js';
@@ -27,7 +27,7 @@ export interface AgentPluginOptions {
   clock: Clock;
   home: string;
   tools: ToolsSection;
-  mcpServers: Readonly<Record<string, McpServerSection>>;
+  mcpServers: Readonly<Record<string, McpServerEntry>>;
   /** What was found in `<home>/skills` at startup, and the skill names the configuration disables. */
   skills: { discovery: SkillDiscovery; disabled: readonly string[] };
   environment: ToolEnvironment;
@@ -63,8 +63,8 @@ declare module 'fastify' {
  * needs (probed: without a working `bwrap` the tool is not offered and nothing runs unsandboxed), the
  * workspace tools' threads, the fetcher, the installed skills and the home's `AGENTS.md` (a skill or a
  * file that cannot be used is skipped with a warning naming it), and the MCP servers, started in the
- * background so that none delays the daemon. Closing kills every command, stops every server and the
- * threads.
+ * background so that none delays the daemon (each in its configured `cwd` or a private empty directory,
+ * never the home). Closing kills every command, stops every server and the threads.
  */
 const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) => {
   const { clock, home, tools, environment } = options;
@@ -116,7 +116,6 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
       ? new McpServers({
           clock,
           servers: options.mcpServers,
-          cwd: home,
           warn: (fields, message) => log.warn(fields, message),
         })
       : null;

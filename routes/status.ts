@@ -33,7 +33,7 @@ const Result = Type.Object({
     /** `off` unless configured; `unavailable` when configured but the sandbox cannot run here. */
     run_command: Type.Union([Type.Literal('off'), Type.Literal('unavailable'), Type.Literal('offered')]),
   }),
-  /** Each configured MCP server: its name, state and how many tools it offers now. */
+  /** Each configured MCP server: its name, state, how many tools it offers now and why it is away. */
   mcp_servers: Type.Array(
     Type.Object({
       name: Type.String(),
@@ -45,6 +45,8 @@ const Result = Type.Object({
         Type.Literal('stopped'),
       ]),
       tools: Type.Integer(),
+      /** While `failed` or `restarting`: one line of the daemon's own words. */
+      reason: Type.Optional(Type.String()),
     }),
   ),
   /** The installed skills read at startup: loaded by name, the rest by path with a reason. */

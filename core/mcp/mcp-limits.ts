@@ -1,8 +1,15 @@
 /** The bounds of what an MCP server may offer the model and of how it is supervised. */
 export const MCP_LIMITS = {
-  /** Bytes of a prefixed tool name, `mcp_<server>_<tool>`. */
-  name_bytes: 48,
-  description_bytes: 512,
+  /** Characters (code points) of a server's key in the configuration, the `<server>` of its tools' names. */
+  server_name_characters: 64,
+  /** Names of members a configuration entry's warning lists (each cut to `server_name_characters`). */
+  listed_members: 32,
+  /** Bytes of a tool name as the model sees it, `mcp_<server>_<tool>`: what providers accept. */
+  name_bytes: 64,
+  /** Bytes of a tool's own name as its server lists it (the protocol suggests at most 128 characters). */
+  tool_name_bytes: 512,
+  /** Bytes of a description the model sees; a longer one is cut (between characters). */
+  description_bytes: 2_048,
   /** Bytes of a tool's input schema, encoded as compact JSON. */
   schema_bytes: 32_768,
   /** Levels of arrays and objects a tool's input schema may nest (`{}` is one level). */
@@ -40,4 +47,8 @@ export const MCP_SUPERVISION = {
   kill_grace_ms: 2_000,
   /** Bytes of one message a server may send before its connection is dropped. */
   message_bytes: 4 * 1024 * 1024,
+  /** Bytes of a child's latest stderr kept in memory, for the log line written when it exits or fails. */
+  stderr_bytes: 8 * 1024,
+  /** Of those, the last lines that log line carries. */
+  stderr_log_lines: 20,
 } as const;

@@ -1,7 +1,10 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import { mcpCallFailure } from './mcp-call-errors.js';
 import { MCP_LIMITS } from './mcp-limits.js';
-import type { McpCallOutcome, McpServerConfig, McpServerStatus, McpTool, McpWarn } from './mcp-types.js';
+import type { McpCallOutcome, McpServerEntry, McpServerStatus, McpTool, McpWarn } from './mcp-types.js';
 import { ServerSupervisor } from './server-supervisor.js';
 import { exceedsDepth } from './tool-admission.js';
 
@@ -10,6 +13,7 @@ export { MCP_LIMITS, MCP_SUPERVISION } from './mcp-limits.js';
 export type {
   McpCallOutcome,
   McpServerConfig,
+  McpServerEntry,
   McpServerState,
   McpServerStatus,
   McpTool,
@@ -17,11 +21,20 @@ export type {
 
 export interface McpServersOptions {
   clock: Clock;
-  /** By name, names already checked: [a-z][a-z0-9_]*. */
-  servers: Readonly<Record<string, McpServerConfig>>;
-  /** Where each child starts (the daemon's home). */
-  cwd: string;
+  /** By the configuration's keys, in its order. */
+  servers: Readonly<Record<string, McpServerEntry>>;
+  /**
+   * Where the daemon makes the private directory whose empty subdirectories are the working directories of
+   * stdio servers configured without a `cwd` (the system's temporary directory by default).
+   */
+  scratchRoot?: string;
   warn: McpWarn;
+}
+
+/** A configured server whose entry was refused: shown `failed`, never started. */
+interface Refused {
+  name: string;
+  reason: string;
 }
 
 /**
@@ -29,34 +42,61 @@ export interface McpServersOptions {
  * a server that hangs, crashes or misbehaves only fails its own calls.
  */
 export class McpServers {
-  readonly #servers: ServerSupervisor[];
+  readonly #entries: ReadonlyArray<ServerSupervisor | Refused>;
+  readonly #supervisors: readonly ServerSupervisor[];
+  readonly #options: McpServersOptions;
+  #scratch: string | null = null;
+  #started = false;
   #closed = false;
 
-  constructor({ clock, servers, cwd, warn }: McpServersOptions) {
-    const names = Object.keys(servers);
-    this.#servers = Object.entries(servers).map(
-      ([name, config]) => new ServerSupervisor({ name, config, configuredServers: names, cwd, clock, warn }),
+  constructor(options: McpServersOptions) {
+    this.#options = options;
+    const names = Object.keys(options.servers);
+    this.#entries = Object.entries(options.servers).map(([name, entry]) =>
+      'refused' in entry
+        ? { name, reason: entry.refused }
+        : new ServerSupervisor({
+            name,
+            config: entry.config,
+            configuredServers: names,
+            clock: options.clock,
+            warn: options.warn,
+          }),
     );
+    this.#supervisors = this.#entries.filter((entry) => entry instanceof ServerSupervisor);
   }
 
-  /** Starts every enabled server in the background and returns at once; a server never blocks another. */
+  /**
+   * Warns once about each entry the configuration got wrong or partly, then starts every enabled server
+   * in the background and returns at once; a server never blocks another.
+   */
   start(): void {
-    if (this.#closed) return;
-    for (const server of this.#servers) server.start();
+    if (this.#closed || this.#started) return;
+    this.#started = true;
+    this.#warnAboutConfiguration();
+    const directories = this.#workDirectories();
+    for (const [index, server] of this.#supervisors.entries()) server.start(directories(index));
   }
 
   /** The tools of the servers ready now, in server then tool order: a turn takes this snapshot at admission. */
   tools(): McpTool[] {
-    return this.#servers.flatMap((server) => server.tools);
+    return this.#supervisors.flatMap((server) => server.tools);
   }
 
-  /** Each configured server: its name, state and how many tools it offers (0 unless ready). */
+  /** Each configured server: its name, state, how many tools it offers (0 unless ready) and why it is away. */
   status(): McpServerStatus[] {
-    return this.#servers.map((server) => ({
-      name: server.name,
-      state: server.state,
-      tools: server.tools.length,
-    }));
+    return this.#entries.map((entry) => {
+      if (!(entry instanceof ServerSupervisor)) {
+        return { name: entry.name, state: 'failed', tools: 0, reason: entry.reason };
+      }
+      const { reason } = entry;
+      return {
+        name: entry.name,
+        state: entry.state,
+        tools: entry.tools.length,
+        ...(reason === undefined ? {} : { reason }),
+      };
+    });
   }
 
   /** `tools/call` of `name` (an `McpTool.name`) with the model's arguments; never rejects. */
@@ -65,12 +105,7 @@ export class McpServers {
     args: Readonly<Record<string, unknown>>,
     signal: AbortSignal,
   ): Promise<McpCallOutcome> {
-    // Tool names never overlap across servers (see ToolAdmission), so the longest claiming name decides.
-    let owner: ServerSupervisor | undefined;
-    for (const server of this.#servers) {
-      if (server.claims(name) && (owner === undefined || server.name.length > owner.name.length))
-        owner = server;
-    }
+    const owner = this.#owner(name);
     if (owner === undefined) return mcpCallFailure('unknown_tool');
     if (exceedsDepth(args, MCP_LIMITS.arguments_depth)) return mcpCallFailure('invalid_arguments');
     try {
@@ -80,9 +115,89 @@ export class McpServers {
     }
   }
 
-  /** Stops every server (and any restart pending) and waits for the children to exit. */
+  /** Stops every server (and any restart pending), waits for the children to exit, removes the directories. */
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all(this.#servers.map((server) => server.close()));
+    await Promise.all(this.#supervisors.map((server) => server.close()));
+    if (this.#scratch !== null) rmSync(this.#scratch, { recursive: true, force: true });
+  }
+
+  /**
+   * The server that offered `name`; else, for a name never offered (its server not ready yet), the server
+   * whose plain prefix it begins with, the longest such prefix deciding.
+   */
+  #owner(name: string): ServerSupervisor | undefined {
+    const offering = this.#supervisors.find((server) => server.offered(name));
+    if (offering !== undefined) return offering;
+    let owner: ServerSupervisor | undefined;
+    let longest = 0;
+    for (const server of this.#supervisors) {
+      const claim = server.claim(name);
+      if (claim > longest) {
+        owner = server;
+        longest = claim;
+      }
+    }
+    return owner;
+  }
+
+  #warnAboutConfiguration(): void {
+    const { servers, warn } = this.#options;
+    for (const [server, entry] of Object.entries(servers)) {
+      if ('refused' in entry) {
+        warn(
+          { server, reason: entry.refused },
+          'MCP server configuration refused; the server is not started',
+        );
+        continue;
+      }
+      if (entry.unread !== undefined && entry.unread.length > 0) {
+        warn(
+          { server, members: entry.unread },
+          'MCP server configuration has members the daemon does not read',
+        );
+      }
+      if (entry.unexpanded !== undefined && entry.unexpanded.length > 0) {
+        warn(
+          { server, members: entry.unexpanded },
+          'MCP server configuration holds variable references, which the daemon passes on as written',
+        );
+      }
+    }
+  }
+
+  /**
+   * The working directory of each enabled stdio server without a `cwd`, by its index: an empty directory
+   * inside one private directory (0700) of this daemon, never its home; null when it could not be made.
+   */
+  #workDirectories(): (index: number) => string | null {
+    const { servers, scratchRoot, warn } = this.#options;
+    const needs = Object.values(servers).some(
+      (entry) =>
+        !('refused' in entry) &&
+        entry.config.enabled &&
+        entry.config.type === 'stdio' &&
+        entry.config.cwd === null,
+    );
+    if (!needs) return () => null;
+    try {
+      this.#scratch = mkdtempSync(join(scratchRoot ?? tmpdir(), 'magid-mcp-'));
+    } catch (error) {
+      warn(
+        { reason: (error as NodeJS.ErrnoException).code ?? 'unknown' },
+        'the MCP servers’ working directories could not be made',
+      );
+      return () => null;
+    }
+    const scratch = this.#scratch;
+    return (index) => {
+      const directory = join(scratch, String(index));
+      try {
+        mkdirSync(directory, { mode: 0o700 });
+        return directory;
+      } catch {
+        return null;
+      }
+    };
   }
 }

@@ -2,12 +2,11 @@ import { type Clock, type Deadline, deadlineAt } from '../clock.js';
 import { mcpCallFailure } from './mcp-call-errors.js';
 import { MCP_LIMITS, MCP_SUPERVISION } from './mcp-limits.js';
 import type { McpCallOutcome, McpServerConfig, McpServerState, McpTool, McpWarn } from './mcp-types.js';
-import { ServerChild } from './server-child.js';
+import { ServerConnection } from './server-connection.js';
+import { type Loss, lossText } from './server-loss.js';
 import { ToolAdmission } from './tool-admission.js';
 import { runToolCall } from './tool-call.js';
-
-/** Why a child stopped serving; warnings name only the server and this. */
-type LossReason = 'spawn_failed' | 'start_timeout' | 'start_failed' | 'exited' | 'unresponsive';
+import { serverPrefix } from './tool-names.js';
 
 interface Listing {
   admission: ToolAdmission;
@@ -20,36 +19,47 @@ export interface SupervisorOptions {
   config: McpServerConfig;
   /** Every configured server's name, for names that could belong to two servers. */
   configuredServers: readonly string[];
-  cwd: string;
   clock: Clock;
   warn: McpWarn;
 }
 
+/** What `status` shows of a server that cannot be started at all. */
+const NO_WORK_DIRECTORY = 'its private working directory could not be made';
+
 /**
- * One configured MCP server over the lifetimes of its children.
+ * One configured MCP server over the lifetimes of its connections (a child over stdio, or a session over
+ * HTTP).
  *
  * States: `stopped` until `start()` (and for good once disabled or closed); `starting` while a child is
- * spawned and answers `initialize` and `tools/list`, all within `timeout_ms`; `ready` once it has; then
- * `restarting` while a backoff runs after any loss: the command could not be spawned, the child exited, it
- * missed the start deadline (it is killed), it refused the start, or, once ready, it let `call_timeouts`
- * calls in a row time out without answering one (it is taken for hung and killed). The backoff is `backoff_ms_base`
- * doubled per loss in a row up to `backoff_ms_max`; a server that had been ready for `stable_ms` when it
- * was lost starts over at the base. `failed` is terminal and only for a command that could not be spawned
+ * spawned (or the URL reached) and answers `initialize` and `tools/list`, all within the start timeout;
+ * `ready` once it has; then `restarting` while a backoff runs after any loss: the command could not be
+ * spawned, the URL could not be reached, the child exited or the connection broke, it missed the start
+ * deadline (it is killed), it refused the start, or, once ready, it let `call_timeouts` calls in a row time
+ * out without answering one (it is taken for hung and killed). The backoff is `backoff_ms_base` doubled per
+ * loss in a row up to `backoff_ms_max`; a server that had been ready for `stable_ms` when it was lost
+ * starts over at the base. `failed` is terminal and only for a command that could not be spawned
  * `spawn_attempts` times in a row (a missing or non-executable command does not fix itself); a server that
- * runs but keeps exiting stays `restarting`, at most one try per `backoff_ms_max`.
+ * runs but keeps exiting stays `restarting`, at most one try per `backoff_ms_max`. While `failed` or
+ * `restarting`, `reason` says why in one line; a child's last stderr lines go to the log, not to `status`.
  */
 export class ServerSupervisor {
   readonly name: string;
   readonly #options: SupervisorOptions;
-  readonly #timeoutMs: number;
+  readonly #startTimeoutMs: number;
+  readonly #callTimeoutMs: number;
+  readonly #prefix: string;
+  #workDirectory: string | null = null;
   #state: McpServerState = 'stopped';
-  #child: ServerChild | undefined;
+  #reason: string | undefined;
+  #connection: ServerConnection | undefined;
   #tools: McpTool[] = [];
   #byName = new Map<string, McpTool>();
+  /** Every name this server's tools were ever offered under, so a later call is told the server is away. */
+  readonly #offered = new Set<string>();
   #restart: Deadline | undefined;
   #losses = 0;
   #spawnFailures = 0;
-  /** Calls of the current child that timed out since it last answered one. */
+  /** Calls of the current connection that timed out since it last answered one. */
   #timeouts = 0;
   #readyAt: number | undefined;
   #closed = false;
@@ -58,11 +68,18 @@ export class ServerSupervisor {
   constructor(options: SupervisorOptions) {
     this.name = options.name;
     this.#options = options;
-    this.#timeoutMs = boundedTimeout(options.config.timeout_ms);
+    this.#startTimeoutMs = boundedTimeout(options.config.start_timeout_ms);
+    this.#callTimeoutMs = boundedTimeout(options.config.call_timeout_ms);
+    this.#prefix = serverPrefix(options.name);
   }
 
   get state(): McpServerState {
     return this.#state;
+  }
+
+  /** Why the server is `failed` or `restarting`; undefined otherwise. */
+  get reason(): string | undefined {
+    return this.#state === 'failed' || this.#state === 'restarting' ? this.#reason : undefined;
   }
 
   /** The tools offered now: none unless ready. */
@@ -70,13 +87,33 @@ export class ServerSupervisor {
     return this.#state === 'ready' ? this.#tools : [];
   }
 
-  /** Whether `name` is in this server's part of the `mcp_` names. */
-  claims(name: string): boolean {
-    return name.startsWith(`mcp_${this.name}_`);
+  /** Whether a tool of this server was ever offered as `name`. */
+  offered(name: string): boolean {
+    return this.#byName.has(name) || this.#offered.has(name);
   }
 
-  start(): void {
+  /** The length of this server's plain prefix when `name` begins with it, else 0. */
+  claim(name: string): number {
+    return name.startsWith(this.#prefix) ? this.#prefix.length : 0;
+  }
+
+  /**
+   * Starts the server; a stdio server without a `cwd` runs in `workDirectory`, its private empty directory
+   * (null when it could not be made: then the server is `failed`).
+   */
+  start(workDirectory: string | null): void {
     if (this.#closed || !this.#options.config.enabled || this.#state !== 'stopped') return;
+    const { config } = this.#options;
+    if (config.type === 'stdio' && config.cwd === null && workDirectory === null) {
+      this.#state = 'failed';
+      this.#reason = NO_WORK_DIRECTORY;
+      this.#options.warn(
+        { server: this.name, reason: 'no_work_directory' },
+        'MCP server failed and is not restarted',
+      );
+      return;
+    }
+    this.#workDirectory = workDirectory;
     this.#launch();
   }
 
@@ -85,80 +122,86 @@ export class ServerSupervisor {
     args: Readonly<Record<string, unknown>>,
     signal: AbortSignal,
   ): Promise<McpCallOutcome> {
-    const child = this.#child;
-    if (this.#state !== 'ready' || child === undefined) return mcpCallFailure('server_unavailable');
+    const connection = this.#connection;
+    if (this.#state !== 'ready' || connection === undefined) return mcpCallFailure('server_unavailable');
     const tool = this.#byName.get(name);
     if (tool === undefined) return mcpCallFailure('unknown_tool');
     const outcome = await runToolCall({
-      child,
+      connection,
       tool: tool.tool,
       args,
       signal,
       clock: this.#options.clock,
-      timeoutMs: this.#timeoutMs,
+      timeoutMs: this.#callTimeoutMs,
     });
-    this.#noteAnswer(child, outcome);
+    this.#noteAnswer(connection, outcome);
     return outcome;
   }
 
-  /** Counts the calls in a row the child left unanswered; a ready server that answers none is restarted. */
-  #noteAnswer(child: ServerChild, outcome: McpCallOutcome): void {
-    if (this.#child !== child) return;
-    if (outcome.ok || outcome.code === 'tool_failed' || outcome.code === 'invalid_result') this.#timeouts = 0;
-    else if (outcome.code === 'timed_out' && ++this.#timeouts >= MCP_SUPERVISION.call_timeouts) {
-      this.#lost(child, 'unresponsive');
-    }
-  }
-
-  /** Stops the child and any pending restart for good, and settles once every child of this server is gone. */
+  /** Stops the connection and any pending restart for good, and settles once every child of this server is gone. */
   async close(): Promise<void> {
     this.#closed = true;
     this.#restart?.cancel();
     this.#restart = undefined;
-    const child = this.#child;
+    const connection = this.#connection;
     this.#clear('stopped');
-    if (child !== undefined) this.#stop(child);
+    if (connection !== undefined) this.#stop(connection);
     await Promise.all([...this.#stopping]);
+  }
+
+  /**
+   * Counts the calls in a row the connection left unanswered: a ready server that answers none is restarted.
+   * A call that failed because the connection broke loses it at once.
+   */
+  #noteAnswer(connection: ServerConnection, outcome: McpCallOutcome): void {
+    if (this.#connection !== connection) return;
+    if (outcome.ok || outcome.code === 'tool_failed' || outcome.code === 'invalid_result') this.#timeouts = 0;
+    else if (outcome.code === 'server_failed') this.#lost(connection, connection.loss());
+    else if (outcome.code === 'timed_out' && ++this.#timeouts >= MCP_SUPERVISION.call_timeouts) {
+      this.#lost(connection, { reason: 'unresponsive' });
+    }
   }
 
   #launch(): void {
     if (this.#closed) return;
-    const { config, cwd, clock } = this.#options;
-    const child = new ServerChild(config, cwd, clock);
-    this.#child = child;
+    const { config, clock } = this.#options;
+    const cwd = config.type === 'stdio' ? (config.cwd ?? this.#workDirectory ?? '') : '';
+    const connection = new ServerConnection(config, cwd, clock);
+    this.#connection = connection;
     this.#state = 'starting';
     this.#timeouts = 0;
     const start = new AbortController();
-    const deadline = deadlineAt(clock, clock.now() + this.#timeoutMs, () => start.abort());
-    void child.exited.then(() => this.#lost(child, child.spawned ? 'exited' : 'spawn_failed'));
-    this.#open(child, start.signal).then(
+    const deadline = deadlineAt(clock, clock.now() + this.#startTimeoutMs, () => start.abort());
+    // A close during the start fails the start too, which says why; a close after it is a loss.
+    void connection.closed.then(() => {
+      if (this.#state !== 'starting') this.#lost(connection, connection.loss());
+    });
+    this.#open(connection, start.signal).then(
       (listing) => {
         deadline.cancel();
-        if (this.#child !== child || child.hasExited) return;
-        this.#ready(listing);
+        if (this.#connection !== connection) return;
+        if (connection.hasClosed) this.#lost(connection, connection.loss());
+        else this.#ready(listing);
       },
-      () => {
+      (error: unknown) => {
         deadline.cancel();
-        const reason = !child.spawned
-          ? 'spawn_failed'
-          : child.hasExited
-            ? 'exited'
-            : start.signal.aborted
-              ? 'start_timeout'
-              : 'start_failed';
-        this.#lost(child, reason);
+        this.#lost(connection, connection.startLoss(error, start.signal.aborted));
       },
     );
   }
 
-  async #open(child: ServerChild, signal: AbortSignal): Promise<Listing> {
-    await child.connect(signal);
-    const admission = new ToolAdmission(this.name, this.#options.configuredServers);
-    if (!child.offersTools) return { admission, overflowed: false };
+  async #open(connection: ServerConnection, signal: AbortSignal): Promise<Listing> {
+    await connection.connect(signal);
+    const { config, configuredServers } = this.#options;
+    const admission = new ToolAdmission(this.name, configuredServers, {
+      enabled: config.enabled_tools,
+      disabled: config.disabled_tools,
+    });
+    if (!connection.offersTools) return { admission, overflowed: false };
     let cursor: string | undefined;
     // A listing that runs past `tools_per_server` pages is cut there, as one with too many tools is.
     for (let pages = 1; ; pages++) {
-      const page = await child.listTools(cursor, signal);
+      const page = await connection.listTools(cursor, signal);
       const leftOver = admission.add(page.tools);
       cursor = page.nextCursor;
       if (leftOver > 0) return { admission, overflowed: true };
@@ -169,29 +212,42 @@ export class ServerSupervisor {
 
   #ready({ admission, overflowed }: Listing): void {
     const { warn, clock } = this.#options;
-    for (const reason of admission.skipped) warn({ server: this.name, reason }, 'MCP server tool skipped');
+    const tools = admission.tools();
+    for (const { tool, reason } of admission.skipped) {
+      warn({ server: this.name, ...(tool === null ? {} : { tool }), reason }, 'MCP server tool skipped');
+    }
     if (overflowed) {
       warn({ server: this.name, reason: 'too_many_tools' }, 'MCP server tools over the limit skipped');
     }
-    this.#tools = admission.tools;
-    this.#byName = new Map(admission.tools.map((tool) => [tool.name, tool]));
+    this.#tools = tools;
+    this.#byName = new Map(tools.map((tool) => [tool.name, tool]));
+    for (const tool of tools) this.#offered.add(tool.name);
     this.#state = 'ready';
+    this.#reason = undefined;
     this.#readyAt = clock.now();
     this.#spawnFailures = 0;
   }
 
-  #lost(child: ServerChild, reason: LossReason): void {
-    if (this.#child !== child) return;
+  #lost(connection: ServerConnection, loss: Loss): void {
+    if (this.#connection !== connection) return;
     const { warn, clock } = this.#options;
+    const stderr = connection.stderrLines();
     const wasReadyFor = this.#readyAt === undefined ? 0 : clock.now() - this.#readyAt;
     this.#readyAt = undefined;
     this.#clear('restarting');
-    this.#stop(child);
+    this.#stop(connection);
     if (this.#closed) return;
-    if (reason !== 'spawn_failed') this.#spawnFailures = 0;
+    this.#reason = lossText(loss, this.#startTimeoutMs, stderr.length > 0);
+    const fields = {
+      server: this.name,
+      reason: loss.reason,
+      ...(loss.detail === undefined ? {} : { detail: loss.detail }),
+    };
+    const said = stderr.length > 0 ? { stderr } : {};
+    if (loss.reason !== 'spawn_failed') this.#spawnFailures = 0;
     else if (++this.#spawnFailures >= MCP_SUPERVISION.spawn_attempts) {
       this.#state = 'failed';
-      warn({ server: this.name, reason }, 'MCP server failed and is not restarted');
+      warn({ ...fields, ...said }, 'MCP server failed and is not restarted');
       return;
     }
     if (wasReadyFor >= MCP_SUPERVISION.stable_ms) this.#losses = 0;
@@ -200,7 +256,7 @@ export class ServerSupervisor {
       MCP_LIMITS.backoff_ms_max,
     );
     this.#losses++;
-    warn({ server: this.name, reason, delay_ms: delay }, 'MCP server stopped and is restarted after a delay');
+    warn({ ...fields, delay_ms: delay, ...said }, 'MCP server stopped and is restarted after a delay');
     this.#restart = deadlineAt(clock, clock.now() + delay, () => {
       this.#restart = undefined;
       this.#launch();
@@ -208,14 +264,14 @@ export class ServerSupervisor {
   }
 
   #clear(state: McpServerState): void {
-    this.#child = undefined;
+    this.#connection = undefined;
     this.#tools = [];
     this.#byName = new Map();
     this.#state = state;
   }
 
-  #stop(child: ServerChild): void {
-    const stopping = child.stop();
+  #stop(connection: ServerConnection): void {
+    const stopping = connection.stop();
     this.#stopping.add(stopping);
     void stopping.then(() => this.#stopping.delete(stopping));
   }

@@ -3,10 +3,10 @@ import { type Clock, deadlineAt } from '../clock.js';
 import { callOutput } from './call-output.js';
 import { mcpCallFailure } from './mcp-call-errors.js';
 import type { McpCallOutcome } from './mcp-types.js';
-import type { ServerChild } from './server-child.js';
+import type { ServerConnection } from './server-connection.js';
 
 export interface ToolCall {
-  child: ServerChild;
+  connection: ServerConnection;
   /** The server's own name for the tool. */
   tool: string;
   args: Readonly<Record<string, unknown>>;
@@ -16,12 +16,12 @@ export interface ToolCall {
 }
 
 /**
- * One `tools/call` on a connected child, settled by whichever comes first: its result, the deadline on
- * the clock (`timed_out`), the caller's signal (`cancelled`, at once) or the child's exit (`server_failed`).
+ * One `tools/call` on a connected server, settled by whichever comes first: its result, the deadline on
+ * the clock (`timed_out`), the caller's signal (`cancelled`, at once) or the connection's loss (`server_failed`).
  * A call given up on is cancelled on the server with the protocol's notification.
  */
 export function runToolCall({
-  child,
+  connection,
   tool,
   args,
   signal,
@@ -45,9 +45,9 @@ export function runToolCall({
       settle(mcpCallFailure('timed_out'), true),
     );
     signal.addEventListener('abort', onAbort, { once: true });
-    child.callTool(tool, args, request.signal).then(
+    connection.callTool(tool, args, request.signal).then(
       (result) => settle(outcomeOf(result), false),
-      (error: unknown) => settle(mcpCallFailure(failureOf(child, error)), false),
+      (error: unknown) => settle(mcpCallFailure(failureOf(connection, error)), false),
     );
   });
 }
@@ -59,8 +59,8 @@ function outcomeOf(result: unknown): McpCallOutcome {
 }
 
 /** A JSON-RPC error the server answered with is its refusal; anything else means the connection broke. */
-function failureOf(child: ServerChild, error: unknown): 'server_failed' | 'tool_failed' {
-  if (child.hasExited) return 'server_failed';
+function failureOf(connection: ServerConnection, error: unknown): 'server_failed' | 'tool_failed' {
+  if (connection.hasClosed) return 'server_failed';
   if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) return 'tool_failed';
   return 'server_failed';
 }

@@ -109,6 +109,6 @@ t.test(
     );
 
     const back = await until(client, 'the restart', (status) => stateOf(status, 'fix') === 'ready');
-    t.match(back.mcp_servers, [{ name: 'fix', state: 'ready', tools: 7 }], 'the server came back');
+    t.match(back.mcp_servers, [{ name: 'fix', state: 'ready', tools: 10 }], 'the server came back');
   },
 );

@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap';
 import type { WireClient } from '../../client/wire-client.js';
+import { hashedName } from '../../core/mcp/tool-names.js';
 import { hashedId } from '../../core/turns/call-dispatcher.js';
+import { LONG_TOOL_NAME } from '../fixtures/mcp-server-constants.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/mcp-fixture-server.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
@@ -82,11 +84,14 @@ t.test(
     t.same(mcp, [
       'mcp_fix_echo',
       'mcp_fix_slow',
+      'mcp_fix_freeze',
       'mcp_fix_crash',
       'mcp_fix_whoami',
       'mcp_fix_parts',
       'mcp_fix_big',
       'mcp_fix_flood',
+      hashedName('fix', LONG_TOOL_NAME),
+      'mcp_fix_Shout',
     ]);
     t.match(
       first!.text,
@@ -156,7 +161,7 @@ t.test(
 t.test('a server that never answers initialize does not stop the daemon or the other server', async (t) => {
   const { provider, who, status } = await scene(t, true);
   t.same((await status()).mcp_servers, [
-    { name: 'fix', state: 'ready', tools: 7 },
+    { name: 'fix', state: 'ready', tools: 10 },
     { name: 'mute', state: 'starting', tools: 0 },
   ]);
   provider.reply(['ok']);

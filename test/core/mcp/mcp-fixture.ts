@@ -2,7 +2,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MCP_SUPERVISION, type McpServerConfig, McpServers } from '../../../core/mcp/mcp-servers.js';
+import {
+  MCP_SUPERVISION,
+  type McpServerConfig,
+  type McpServerEntry,
+  McpServers,
+} from '../../../core/mcp/mcp-servers.js';
+import type { McpStdioServerConfig } from '../../../core/mcp/mcp-types.js';
 import { type FakeClock, fakeClock } from '../../helpers/fake-clock.js';
 import { fixtureServerConfig } from '../../helpers/mcp-fixture-server.js';
 
@@ -10,7 +16,16 @@ interface Tap {
   teardown(fn: () => unknown): void;
 }
 
-export type FixtureMode = 'normal' | 'silent' | 'exit' | 'many' | 'bare' | 'refuse' | 'stubborn' | 'noisy';
+export type FixtureMode =
+  | 'normal'
+  | 'silent'
+  | 'exit'
+  | 'many'
+  | 'bare'
+  | 'refuse'
+  | 'stubborn'
+  | 'noisy'
+  | 'complain';
 
 export interface Warning {
   fields: Record<string, unknown>;
@@ -28,13 +43,18 @@ export function tempDir(t: Tap): string {
 export function fixtureServer(
   mode: FixtureMode,
   notes: string,
-  overrides: Partial<McpServerConfig> = {},
-): McpServerConfig {
+  overrides: Partial<McpStdioServerConfig> = {},
+): McpStdioServerConfig {
   return {
+    type: 'stdio',
     ...fixtureServerConfig(mode),
     env: { FIXTURE_NOTES: notes },
-    timeout_ms: 5_000,
+    cwd: null,
+    start_timeout_ms: 5_000,
+    call_timeout_ms: 5_000,
     enabled: true,
+    enabled_tools: null,
+    disabled_tools: [],
     ...overrides,
   };
 }
@@ -43,8 +63,10 @@ export interface Harness {
   mcp: McpServers;
   clock: FakeClock;
   warnings: Warning[];
-  /** Where the children start. */
+  /** Where the notes are written. */
   home: string;
+  /** Where the private working directories are made. */
+  scratchRoot: string;
   /** The notes file of server `name`, for `fixtureServer`. */
   notes(name: string): string;
 }
@@ -55,16 +77,23 @@ export interface Harness {
  */
 export function harness(
   t: Tap,
-  configure: (notes: (name: string) => string) => Record<string, McpServerConfig>,
+  configure: (notes: (name: string) => string) => Record<string, McpServerConfig | McpServerEntry>,
 ): Harness {
   const home = tempDir(t);
+  const scratchRoot = tempDir(t);
   const notes = (name: string): string => join(home, `${name}.notes`);
   const clock = fakeClock();
   const warnings: Warning[] = [];
+  const servers = Object.fromEntries(
+    Object.entries(configure(notes)).map(([name, value]) => [
+      name,
+      'type' in value ? { config: value } : value,
+    ]),
+  );
   const mcp = new McpServers({
     clock,
-    servers: configure(notes),
-    cwd: home,
+    servers,
+    scratchRoot,
     warn: (fields, message) => warnings.push({ fields, message }),
   });
   t.teardown(async () => {
@@ -73,7 +102,7 @@ export function harness(
     await closed;
   });
   mcp.start();
-  return { mcp, clock, warnings, home, notes };
+  return { mcp, clock, warnings, home, scratchRoot, notes };
 }
 
 /** Waits in real time (the children run in it) until `check` holds. */

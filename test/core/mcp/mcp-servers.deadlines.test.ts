@@ -26,7 +26,7 @@ t.test(
     await untilNoted(notes('hung'), 'ready');
     t.same(mcp.status(), [
       { name: 'hung', state: 'starting', tools: 0 },
-      { name: 'files', state: 'ready', tools: 8 },
+      { name: 'files', state: 'ready', tools: 10 },
     ]);
     t.ok(
       mcp.tools().every((tool) => tool.server === 'files'),

@@ -30,7 +30,7 @@ t.test('a server that exits mid-call fails that call, then comes back ready afte
     code: 'server_failed',
     message: MCP_CALL_MESSAGES.server_failed,
   });
-  t.same(mcp.status(), [{ name: 'files', state: 'restarting', tools: 0 }]);
+  t.same(mcp.status(), [{ name: 'files', state: 'restarting', tools: 0, reason: 'it exited' }]);
   t.same(mcp.tools(), [], 'its tools are withdrawn while it is away');
   t.match(await mcp.call('mcp_files_echo', { text: 'x' }, neverAborted()), {
     ok: false,
@@ -47,7 +47,7 @@ t.test('a server that exits mid-call fails that call, then comes back ready afte
   clock.advance(1);
   await untilState(mcp, 'files', 'ready');
   t.equal(startedPids(notes('files')).length, 2, 'restarted once');
-  t.equal(mcp.tools().length, 8, 'with its tools');
+  t.equal(mcp.tools().length, 10, 'with its tools');
   t.match(await mcp.call('mcp_files_echo', { text: 'back' }, neverAborted()), { ok: true, output: /"back"/ });
 });
 
@@ -105,7 +105,7 @@ t.test('a server that keeps exiting is restarted with a delay doubling up to the
 
 t.test('a command that cannot be spawned is tried a few times, then failed for good', async (t) => {
   const { mcp, clock, warnings } = harness(t, () => ({
-    missing: { command: '/nonexistent/mcp-server', args: [], env: {}, timeout_ms: 5_000, enabled: true },
+    missing: fixtureServer('normal', '', { command: '/nonexistent/mcp-server', args: [] }),
   }));
   await untilState(mcp, 'missing', 'restarting');
   clock.advance(1_000);
@@ -115,22 +115,26 @@ t.test('a command that cannot be spawned is tried a few times, then failed for g
   await untilState(mcp, 'missing', 'failed');
   t.same(warnings, [
     {
-      fields: { server: 'missing', reason: 'spawn_failed', delay_ms: 1_000 },
+      fields: { server: 'missing', reason: 'spawn_failed', detail: 'ENOENT', delay_ms: 1_000 },
       message: 'MCP server stopped and is restarted after a delay',
     },
     {
-      fields: { server: 'missing', reason: 'spawn_failed', delay_ms: 2_000 },
+      fields: { server: 'missing', reason: 'spawn_failed', detail: 'ENOENT', delay_ms: 2_000 },
       message: 'MCP server stopped and is restarted after a delay',
     },
     {
-      fields: { server: 'missing', reason: 'spawn_failed' },
+      fields: { server: 'missing', reason: 'spawn_failed', detail: 'ENOENT' },
       message: 'MCP server failed and is not restarted',
     },
   ]);
   t.equal(MCP_SUPERVISION.spawn_attempts, 3);
   clock.advance(600_000);
   await sleep(50);
-  t.same(mcp.status(), [{ name: 'missing', state: 'failed', tools: 0 }], 'never tried again');
+  t.same(
+    mcp.status(),
+    [{ name: 'missing', state: 'failed', tools: 0, reason: 'its command could not be started (ENOENT)' }],
+    'never tried again',
+  );
   t.match(await mcp.call('mcp_missing_x', {}, neverAborted()), { ok: false, code: 'server_unavailable' });
 });
 
@@ -238,3 +242,35 @@ t.test('an answer between timeouts starts the count again', async (t) => {
   t.equal(stateOf(mcp, 'files'), 'restarting', 'the third in a row restarts it');
   t.equal(startedPids(file).length, 1);
 });
+
+t.test(
+  'a server that exits says why in the log (its last stderr lines, secrets replaced) and in status',
+  async (t) => {
+    const secret = 'fixture-token-7c2e99';
+    const { mcp, warnings } = harness(t, (notes) => ({
+      sulky: fixtureServer('complain', notes('sulky'), {
+        env: { FIXTURE_NOTES: notes('sulky'), FIXTURE_SECRET: secret },
+      }),
+    }));
+    await untilState(mcp, 'sulky', 'restarting');
+    const [warning] = warnings;
+    t.match(warning, {
+      fields: { server: 'sulky', reason: 'exited', delay_ms: 1_000 },
+      message: 'MCP server stopped and is restarted after a delay',
+    });
+    const stderr = warning!.fields.stderr as string[];
+    t.equal(stderr.length, MCP_SUPERVISION.stderr_log_lines, 'the last lines, bounded');
+    t.equal(stderr.at(-1), 'cannot log in with token [redacted]', 'the last line, its secret replaced');
+    t.equal(stderr[0], 'complaint 7', 'the lines before the last twenty are left out');
+    t.notOk(JSON.stringify(warnings).includes(secret), 'the secret is never logged');
+    t.same(mcp.status(), [
+      {
+        name: 'sulky',
+        state: 'restarting',
+        tools: 0,
+        reason: "it exited; its last stderr lines are in the daemon's log",
+      },
+    ]);
+    t.notOk(JSON.stringify(mcp.status()).includes('complaint'), 'status carries none of it');
+  },
+);

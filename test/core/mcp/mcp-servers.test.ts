@@ -1,6 +1,9 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import t from 'tap';
-import { MCP_CALL_MESSAGES, MCP_LIMITS } from '../../../core/mcp/mcp-servers.js';
+import { MCP_CALL_MESSAGES, MCP_LIMITS, type McpServers } from '../../../core/mcp/mcp-servers.js';
 import { exceedsDepth } from '../../../core/mcp/tool-admission.js';
+import { hashedName, MODEL_TOOL_NAME } from '../../../core/mcp/tool-names.js';
 import { ECHO_DESCRIPTION, LONG_TOOL_NAME, STDERR_SECRET } from '../../fixtures/mcp-server-constants.js';
 import {
   alive,
@@ -10,6 +13,7 @@ import {
   noted,
   startedPids,
   stateOf,
+  tempDir,
   untilState,
 } from './mcp-fixture.js';
 
@@ -33,9 +37,16 @@ t.test(
         'mcp_files_parts',
         'mcp_files_big',
         'mcp_files_flood',
+        hashedName('files', LONG_TOOL_NAME),
+        'mcp_files_Shout',
       ],
       'in the server order, the unfit tools left out',
     );
+    t.ok(
+      tools.every((tool) => MODEL_TOOL_NAME.test(tool.name)),
+      'every name is one providers accept',
+    );
+    t.equal(tools[8]!.tool, LONG_TOOL_NAME, 'the raw name is kept for the calls');
     const echo = tools[0]!;
     t.equal(echo.server, 'files');
     t.equal(echo.tool, 'echo');
@@ -45,7 +56,7 @@ t.test(
       properties: { text: { type: 'string', description: 'What to echo' } },
       required: ['text'],
     });
-    t.same(mcp.status(), [{ name: 'files', state: 'ready', tools: 8 }]);
+    t.same(mcp.status(), [{ name: 'files', state: 'ready', tools: 10 }]);
   },
 );
 
@@ -80,23 +91,32 @@ t.test('a long result is cut to the output bound on a character boundary', async
   t.match(parsed.content, /^é+$/, 'no character split');
 });
 
-t.test('tools over the name or schema bounds are skipped with warnings naming only the server', async (t) => {
+t.test('tools over the schema bounds are skipped with warnings naming the server and the tool', async (t) => {
   const { mcp, warnings } = harness(t, (notes) => ({ files: fixtureServer('normal', notes('files')) }));
   await untilState(mcp, 'files', 'ready');
-  t.ok(Buffer.byteLength(`mcp_files_${LONG_TOOL_NAME}`) > MCP_LIMITS.name_bytes, 'the fixture name is over');
   t.same(
     warnings.map((warning) => warning.fields),
     [
-      { server: 'files', reason: 'name_too_long' },
-      { server: 'files', reason: 'name_invalid' },
-      { server: 'files', reason: 'schema_too_large' },
-      { server: 'files', reason: 'schema_too_deep' },
+      { server: 'files', tool: 'wide', reason: 'schema_too_large' },
+      { server: 'files', tool: 'deep', reason: 'schema_too_deep' },
     ],
   );
   t.ok(warnings.every((warning) => warning.message === 'MCP server tool skipped'));
   const logged = JSON.stringify(warnings);
-  for (const word of [LONG_TOOL_NAME, 'Shout', 'Has a', 'field_', 'inner'])
-    t.notOk(logged.includes(word), word);
+  for (const word of ['Has a', 'field_', 'inner']) t.notOk(logged.includes(word), `no ${word} of the schema`);
+});
+
+t.test('a tool is called under the raw name its server gave it, whatever name the model sees', async (t) => {
+  const { mcp } = harness(t, (notes) => ({ files: fixtureServer('normal', notes('files')) }));
+  await untilState(mcp, 'files', 'ready');
+  t.same(await mcp.call('mcp_files_Shout', {}, neverAborted()), {
+    ok: true,
+    output: '{"content":"shout","is_error":false,"truncated":false}',
+  });
+  t.same(await mcp.call(hashedName('files', LONG_TOOL_NAME), {}, neverAborted()), {
+    ok: true,
+    output: '{"content":"long","is_error":false,"truncated":false}',
+  });
 });
 
 t.test('a server listing more tools than the bound offers the first ones and warns once', async (t) => {
@@ -114,28 +134,52 @@ t.test('a server listing more tools than the bound offers the first ones and war
   ]);
 });
 
+async function whoami(mcp: McpServers, name: string): Promise<Record<string, unknown>> {
+  const outcome = await mcp.call(`mcp_${name}_whoami`, {}, neverAborted());
+  if (!outcome.ok) throw new Error(`the call failed: ${outcome.code}`);
+  return JSON.parse((JSON.parse(outcome.output) as { content: string }).content) as Record<string, unknown>;
+}
+
+t.test('the child gets its configured environment, not the daemon environment', async (t) => {
+  process.env.MAGI_API_KEY = 'sk-test-never-shown';
+  t.teardown(() => {
+    delete process.env.MAGI_API_KEY;
+  });
+  const { mcp } = harness(t, (notes) => ({
+    files: fixtureServer('normal', notes('files'), {
+      env: { FIXTURE_NOTES: notes('files'), FIXTURE_GREETING: 'hi' },
+    }),
+  }));
+  await untilState(mcp, 'files', 'ready');
+  const seen = await whoami(mcp, 'files');
+  t.equal(seen.sees_api_key, false, 'the API key stays with the daemon');
+  t.equal(seen.greeting, 'hi', 'the configured env is passed');
+});
+
 t.test(
-  'the child gets its configured environment and start directory, not the daemon environment',
+  'a child starts in its cwd, else in a private empty directory that goes with the daemon',
   async (t) => {
-    process.env.MAGI_API_KEY = 'sk-test-never-shown';
-    t.teardown(() => {
-      delete process.env.MAGI_API_KEY;
-    });
-    const { mcp, home } = harness(t, (notes) => ({
-      files: fixtureServer('normal', notes('files'), {
-        env: { FIXTURE_NOTES: notes('files'), FIXTURE_GREETING: 'hi' },
-      }),
+    const placed = tempDir(t);
+    const { mcp, home, scratchRoot } = harness(t, (notes) => ({
+      loose: fixtureServer('normal', notes('loose')),
+      placed: fixtureServer('normal', notes('placed'), { cwd: placed }),
+      other: fixtureServer('normal', notes('other')),
     }));
-    await untilState(mcp, 'files', 'ready');
-    const outcome = await mcp.call('mcp_files_whoami', {}, neverAborted());
-    if (!outcome.ok) throw new Error(`the call failed: ${outcome.code}`);
-    const seen = JSON.parse((JSON.parse(outcome.output) as { content: string }).content) as Record<
-      string,
-      unknown
-    >;
-    t.equal(seen.sees_api_key, false, 'the API key stays with the daemon');
-    t.equal(seen.greeting, 'hi', 'the configured env is passed');
-    t.equal(seen.cwd, home);
+    for (const name of ['loose', 'placed', 'other']) await untilState(mcp, name, 'ready');
+    t.equal((await whoami(mcp, 'placed')).cwd, placed, 'the configured cwd');
+    const loose = String((await whoami(mcp, 'loose')).cwd);
+    const other = String((await whoami(mcp, 'other')).cwd);
+    t.not(loose, home, 'never the home');
+    t.not(loose, other, 'one directory each');
+    const scratch = dirname(loose);
+    t.equal(dirname(scratch), scratchRoot);
+    t.match(basename(scratch), /^magid-mcp-/);
+    t.equal(dirname(other), scratch);
+    t.equal(statSync(scratch).mode & 0o777, 0o700, 'private to the daemon');
+    t.same(readdirSync(loose), [], 'empty');
+    await mcp.close();
+    t.notOk(existsSync(scratch), 'removed when the servers are closed');
+    t.ok(existsSync(placed), 'a configured cwd is left alone');
   },
 );
 
@@ -165,7 +209,7 @@ t.test('calls outside the ready tools are refused without reaching a server', as
     code: 'server_unavailable',
   });
   t.match(await mcp.call('mcp_files_nope', {}, neverAborted()), { ok: false, code: 'unknown_tool' });
-  t.match(await mcp.call('mcp_files_Shout', {}, neverAborted()), { ok: false, code: 'unknown_tool' });
+  t.match(await mcp.call('mcp_files_shout', {}, neverAborted()), { ok: false, code: 'unknown_tool' });
   t.match(await mcp.call('mcp_other_echo', {}, neverAborted()), { ok: false, code: 'unknown_tool' });
   t.match(await mcp.call('read_file', {}, neverAborted()), { ok: false, code: 'unknown_tool' });
   const cancelled = new AbortController();
