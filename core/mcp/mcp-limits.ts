@@ -43,7 +43,7 @@ export const MCP_SUPERVISION = {
    * answers nothing, and cost at most three calls (three minutes at the default deadline).
    */
   call_timeouts: 3,
-  /** From SIGTERM to SIGKILL when a child is stopped. */
+  /** From SIGTERM to SIGKILL when a child is stopped; how long ending an HTTP server's session may take. */
   kill_grace_ms: 2_000,
   /** Bytes of one message a server may send before its connection is dropped. */
   message_bytes: 4 * 1024 * 1024,

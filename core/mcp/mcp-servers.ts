@@ -75,7 +75,9 @@ export class McpServers {
     this.#started = true;
     this.#warnAboutConfiguration();
     const directories = this.#workDirectories();
-    for (const [index, server] of this.#supervisors.entries()) server.start(directories(index));
+    for (const [index, server] of this.#supervisors.entries()) {
+      server.start(server.needsWorkDirectory ? directories(index) : null);
+    }
   }
 
   /** The tools of the servers ready now, in server then tool order: a turn takes this snapshot at admission. */
@@ -167,19 +169,13 @@ export class McpServers {
   }
 
   /**
-   * The working directory of each enabled stdio server without a `cwd`, by its index: an empty directory
-   * inside one private directory (0700) of this daemon, never its home; null when it could not be made.
+   * Makes the working directory of an enabled stdio server without a `cwd`, by its index: an empty
+   * directory inside one private directory (0700) of this daemon, never its home; null when it could not
+   * be made.
    */
   #workDirectories(): (index: number) => string | null {
-    const { servers, scratchRoot, warn } = this.#options;
-    const needs = Object.values(servers).some(
-      (entry) =>
-        !('refused' in entry) &&
-        entry.config.enabled &&
-        entry.config.type === 'stdio' &&
-        entry.config.cwd === null,
-    );
-    if (!needs) return () => null;
+    const { scratchRoot, warn } = this.#options;
+    if (!this.#supervisors.some((server) => server.needsWorkDirectory)) return () => null;
     try {
       this.#scratch = mkdtempSync(join(scratchRoot ?? tmpdir(), 'magid-mcp-'));
     } catch (error) {

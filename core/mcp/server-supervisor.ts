@@ -87,6 +87,12 @@ export class ServerSupervisor {
     return this.#state === 'ready' ? this.#tools : [];
   }
 
+  /** Whether it is an enabled stdio server without a `cwd`, which runs in a private directory. */
+  get needsWorkDirectory(): boolean {
+    const { config } = this.#options;
+    return config.enabled && config.type === 'stdio' && config.cwd === null;
+  }
+
   /** Whether a tool of this server was ever offered as `name`. */
   offered(name: string): boolean {
     return this.#byName.has(name) || this.#offered.has(name);
@@ -103,8 +109,7 @@ export class ServerSupervisor {
    */
   start(workDirectory: string | null): void {
     if (this.#closed || !this.#options.config.enabled || this.#state !== 'stopped') return;
-    const { config } = this.#options;
-    if (config.type === 'stdio' && config.cwd === null && workDirectory === null) {
+    if (this.needsWorkDirectory && workDirectory === null) {
       this.#state = 'failed';
       this.#reason = NO_WORK_DIRECTORY;
       this.#options.warn(

@@ -78,9 +78,9 @@ export interface Harness {
 export function harness(
   t: Tap,
   configure: (notes: (name: string) => string) => Record<string, McpServerConfig | McpServerEntry>,
+  scratchRoot: string = tempDir(t),
 ): Harness {
   const home = tempDir(t);
-  const scratchRoot = tempDir(t);
   const notes = (name: string): string => join(home, `${name}.notes`);
   const clock = fakeClock();
   const warnings: Warning[] = [];

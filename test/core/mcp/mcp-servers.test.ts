@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import t from 'tap';
 import { MCP_CALL_MESSAGES, MCP_LIMITS, type McpServers } from '../../../core/mcp/mcp-servers.js';
 import { exceedsDepth } from '../../../core/mcp/tool-admission.js';
@@ -287,3 +287,29 @@ t.test(
     });
   },
 );
+
+t.test('without a private directory, the servers that need one fail; one with a cwd runs', async (t) => {
+  const placed = tempDir(t);
+  const { mcp, warnings } = harness(
+    t,
+    (notes) => ({
+      loose: fixtureServer('normal', notes('loose')),
+      placed: fixtureServer('normal', notes('placed'), { cwd: placed }),
+    }),
+    join(tempDir(t), 'missing'),
+  );
+  await untilState(mcp, 'placed', 'ready');
+  t.same(mcp.status()[0], {
+    name: 'loose',
+    state: 'failed',
+    tools: 0,
+    reason: 'its private working directory could not be made',
+  });
+  t.match(warnings, [
+    { fields: { reason: 'ENOENT' }, message: 'the MCP servers’ working directories could not be made' },
+    {
+      fields: { server: 'loose', reason: 'no_work_directory' },
+      message: 'MCP server failed and is not restarted',
+    },
+  ]);
+});
