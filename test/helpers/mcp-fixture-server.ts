@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { WITHOUT_TEST_HOOKS } from './without-test-hooks.js';
 
 const FIXTURE = resolve(dirname(fileURLToPath(import.meta.url)), '../fixtures/mcp-server.ts');
-/** By URL, so the fixture's loader resolves wherever the child starts (the daemon starts it in its home). */
+/** By URL, so the fixture's loader resolves wherever the child starts (a private directory, or a cwd). */
 const TSX = import.meta.resolve('tsx');
 
 /** A `config.json` entry of `mcp_servers` running the fixture server (test/fixtures/mcp-server.ts) in `mode`. */
