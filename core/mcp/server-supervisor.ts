@@ -95,7 +95,7 @@ export class ServerSupervisor {
 
   /** Whether a tool of this server was ever offered as `name`. */
   offered(name: string): boolean {
-    return this.#byName.has(name) || this.#offered.has(name);
+    return this.#offered.has(name);
   }
 
   /** The length of this server's plain prefix when `name` begins with it, else 0. */
