@@ -74,3 +74,66 @@ t.test('an answer between timeouts starts the count again', async (t) => {
   t.equal(stateOf(mcp, 'files'), 'restarting', 'the third in a row restarts it');
   t.equal(startedPids(file).length, 1);
 });
+
+t.test('a message over the size bound drops only that server, which is restarted', async (t) => {
+  const { mcp, clock } = harness(t, (notes) => ({
+    files: fixtureServer('normal', notes('files')),
+    other: fixtureServer('normal', notes('other')),
+  }));
+  await untilState(mcp, 'files', 'ready');
+  await untilState(mcp, 'other', 'ready');
+  t.match(await mcp.call('mcp_files_flood', {}, neverAborted()), { ok: false, code: 'server_failed' });
+  await untilState(mcp, 'files', 'restarting');
+  t.equal(stateOf(mcp, 'other'), 'ready');
+  t.match(await mcp.call('mcp_other_echo', { text: 'fine' }, neverAborted()), { ok: true, output: /"fine"/ });
+  clock.advance(MCP_LIMITS.backoff_ms_base);
+  await untilState(mcp, 'files', 'ready');
+});
+
+t.test('a server that refuses to list its tools is restarted', async (t) => {
+  const { mcp, warnings, notes } = harness(t, (notes) => ({
+    sulky: fixtureServer('refuse', notes('sulky')),
+  }));
+  await untilState(mcp, 'sulky', 'restarting');
+  const [pid] = startedPids(notes('sulky'));
+  await until('the refusing child killed', () => !alive(pid!));
+  t.same(warnings, [
+    {
+      fields: { server: 'sulky', reason: 'start_failed', delay_ms: 1_000 },
+      message: 'MCP server stopped and is restarted after a delay',
+    },
+  ]);
+  t.same(mcp.tools(), []);
+});
+
+t.test(
+  'a server that exits says why in the log (its last stderr lines, secrets replaced) and in status',
+  async (t) => {
+    const secret = 'fixture-token-7c2e99';
+    const { mcp, warnings } = harness(t, (notes) => ({
+      sulky: fixtureServer('complain', notes('sulky'), {
+        env: { FIXTURE_NOTES: notes('sulky'), FIXTURE_SECRET: secret },
+      }),
+    }));
+    await untilState(mcp, 'sulky', 'restarting');
+    const [warning] = warnings;
+    t.match(warning, {
+      fields: { server: 'sulky', reason: 'exited', delay_ms: 1_000 },
+      message: 'MCP server stopped and is restarted after a delay',
+    });
+    const stderr = warning!.fields.stderr as string[];
+    t.equal(stderr.length, MCP_SUPERVISION.stderr_log_lines, 'the last lines, bounded');
+    t.equal(stderr.at(-1), 'cannot log in with token [redacted]', 'the last line, its secret replaced');
+    t.equal(stderr[0], 'complaint 7', 'the lines before the last twenty are left out');
+    t.notOk(JSON.stringify(warnings).includes(secret), 'the secret is never logged');
+    t.same(mcp.status(), [
+      {
+        name: 'sulky',
+        state: 'restarting',
+        tools: 0,
+        reason: "it exited; its last stderr lines are in the daemon's log",
+      },
+    ]);
+    t.notOk(JSON.stringify(mcp.status()).includes('complaint'), 'status carries none of it');
+  },
+);
