@@ -8,12 +8,18 @@ import { stream } from '../helpers/provider-streams.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
 import { runMagid, shortTempDir, sleep, startDaemon } from './spawn-daemon.js';
 
-// Two daemons start from the TypeScript sources, and turns run against a filling disk for a few seconds.
-t.setTimeout(120_000);
+// Two daemons start from the TypeScript sources, and turns run against a filling disk until enough happened.
+t.setTimeout(180_000);
 
 const HOME_BYTES = 16 * 1024 * 1024;
 const SESSIONS = 6;
-const FILL_MS = 4_000;
+/**
+ * The filling goes on until the disk was full this many times and this many turns completed meanwhile,
+ * however long a loaded machine takes, up to FILL_MS_MAX.
+ */
+const FULL_TIMES = 8;
+const COMPLETED_TURNS = 20;
+const FILL_MS_MAX = 60_000;
 /** Each answer takes room in the history, so that a few turns fill what the filler leaves. */
 const ANSWER = 'A sentence of the answer. '.repeat(80);
 const CHUNK = Buffer.alloc(4096, 0x61);
@@ -57,8 +63,16 @@ interface Seen {
   code: string | null;
 }
 
-/** Runs turns one after another in one session until `running()` is false; returns the terminals seen. */
-async function turnLoop(client: WireClient, workspace: string, running: () => boolean): Promise<Seen[]> {
+/**
+ * Runs turns one after another in one session until `running()` is false, each terminal added to `seen`
+ * as it comes; returns those of this session.
+ */
+async function turnLoop(
+  client: WireClient,
+  workspace: string,
+  running: () => boolean,
+  all: Seen[],
+): Promise<Seen[]> {
   const seen: Seen[] = [];
   let session: { session: string; control: string } | null = null;
   while (running()) {
@@ -74,12 +88,14 @@ async function turnLoop(client: WireClient, workspace: string, running: () => bo
     const terminal = await client.event('turn.terminal', 20_000);
     const payload = terminal.payload as { turn_id: string; status: string; error: { code: string } | null };
     if (payload.turn_id !== turnId) throw new Error('a terminal of another turn');
-    seen.push({
+    const entry = {
       session: session.session,
       turnId,
       status: payload.status,
       code: payload.error?.code ?? null,
-    });
+    };
+    seen.push(entry);
+    all.push(entry);
   }
   return seen;
 }
@@ -118,12 +134,14 @@ t.test(
     );
     const filler = join(home, 'filler');
     let running = true;
-    const loops = Promise.all(clients.map((client) => turnLoop(client, workspace, () => running)));
+    const progress: Seen[] = [];
+    const loops = Promise.all(clients.map((client) => turnLoop(client, workspace, () => running, progress)));
     // The filler takes what is free, then keeps giving some back and taking it again, so that writes of
     // every kind (user records, calls, terminals, the WAL's growth) meet a full disk at some point.
     let fullTimes = 0;
-    const until = Date.now() + FILL_MS;
-    while (Date.now() < until) {
+    const completedSoFar = () => progress.filter((turn) => turn.status === 'completed').length;
+    const until = Date.now() + FILL_MS_MAX;
+    while ((fullTimes < FULL_TIMES || completedSoFar() < COMPLETED_TURNS) && Date.now() < until) {
       if (fillUp(filler)) fullTimes++;
       await sleep(200);
       truncateSync(filler, Math.max(0, statSync(filler).size - 128 * CHUNK.length));

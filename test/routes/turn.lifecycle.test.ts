@@ -122,7 +122,8 @@ for (const transport of TRANSPORTS) {
       t.same(closed, { status: 'closing' });
       hold.release();
       const again = await daemon.connect(transport);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // The turn's end is recorded, its operation settled, and only then is it no longer active.
+      while (daemon.app.turns.isActive(who.session)) await new Promise((resolve) => setImmediate(resolve));
       const claim = await again.call('session.claim', {}, { session: who.session, operation: op() });
       t.match(claim.snapshot, { turn: null, terminal: { status: 'cancelled' } });
       const settled = await again.call(
