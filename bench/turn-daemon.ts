@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PROFILE_LIMITS, SERVICE_LIMITS } from '../core/limits.js';
+import { OPERATION_LIMITS, PROFILE_LIMITS } from '../core/limits.js';
 import { buildApp } from '../plugins/app.js';
 import { serveUntilStdinEnds } from './daemon-child.js';
 import { BENCH_MODEL } from './turn-fixture.js';
@@ -13,13 +13,16 @@ import { BENCH_MODEL } from './turn-fixture.js';
  * profile (`--cpu-prof`) is written.
  *
  * Two retention bounds are raised to BENCH_RETAINED (default 1,048,576), as bench/capture.ts raises the
- * registry bytes: the settled operation outcomes (16,384 as built, two per turn) and the turns of
- * reconnect evidence (256 as built), both kept 600 s, so that a measured run is not refused part-way.
- * Nothing a turn does depends on them, except that the evidence store looks at every retained turn at
- * each admission.
+ * registry bytes: the operation table (131,072 outcomes as built, 32,768 per connection, two per turn),
+ * its shares and its reserve, each in bytes too (BENCH_RETAINED KiB), and the turns of reconnect evidence
+ * (256 as built), all kept 600 s, so that a measured run is not refused part-way. Nothing a turn does
+ * depends on them, except that the evidence store looks at every retained turn at each admission.
  */
 const retained = Number(process.env.BENCH_RETAINED ?? 1_048_576);
-(SERVICE_LIMITS as { retained_operations: number }).retained_operations = retained;
+const operationLimits = OPERATION_LIMITS as Record<keyof typeof OPERATION_LIMITS, number>;
+for (const name of Object.keys(operationLimits) as Array<keyof typeof OPERATION_LIMITS>) {
+  operationLimits[name] = name.endsWith('bytes') ? retained * 1_024 : retained;
+}
 (PROFILE_LIMITS as { evidence_turns: number }).evidence_turns = retained;
 
 const home = mkdtempSync(join(process.env.BENCH_STATE_DIR || tmpdir(), 'magid-bench-turn-'));

@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OPERATION_RETENTION_MS, PROFILE_LIMITS, SERVICE_LIMITS } from '../core/limits.js';
+import { OPERATION_LIMITS, OPERATION_RETENTION_MS, PROFILE_LIMITS } from '../core/limits.js';
 import { type ChildServer, startChildServer } from './child-server.js';
 import { benchOptions } from './cli-options.js';
 import { DirectLoop } from './direct-turn.js';
@@ -427,13 +427,14 @@ async function measureDurableWrites(provider: Provider, workspace: string): Prom
 }
 
 function describeRetention(): string {
-  const ledgerTurns = SERVICE_LIMITS.retained_operations / OPERATIONS_PER_TURN;
+  const ledgerTurns = OPERATION_LIMITS.table_operations / OPERATIONS_PER_TURN;
   const evidenceTurns = PROFILE_LIMITS.evidence_turns;
   const windowSeconds = OPERATION_RETENTION_MS / 1_000;
   const ceiling = Math.min(ledgerTurns, evidenceTurns);
   return (
-    `retention: as built, a daemon keeps ${thousands(SERVICE_LIMITS.retained_operations)} operation outcomes ` +
-    `(${OPERATIONS_PER_TURN} per turn here) and ${thousands(evidenceTurns)} turns of evidence, each for ` +
+    `retention: as built, a daemon keeps ${thousands(OPERATION_LIMITS.table_operations)} operation outcomes ` +
+    `(${thousands(OPERATION_LIMITS.connection_operations)} per connection, ${OPERATIONS_PER_TURN} per turn here) ` +
+    `and ${thousands(evidenceTurns)} turns of evidence, each for ` +
     `${windowSeconds} s after it settles, and refuses turns beyond either: at most ${thousands(ceiling)} such turns ` +
     `per ${windowSeconds} s (${(ceiling / windowSeconds).toFixed(2)} turns/s sustained). The bench's daemons raise ` +
     `both bounds to ${thousands(RAISED_RETENTION)} (bench/turn-daemon.ts); what they keep of earlier turns is in ` +

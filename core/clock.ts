@@ -48,3 +48,8 @@ export function deadlineAt(clock: Clock, at: number, onReached: () => void): Dea
   arm(Math.max(0, at - clock.now()));
   return { at, cancel: () => timer.cancel() };
 }
+
+/** Whole milliseconds from now until `at`, rounded up, never negative. */
+export function remainingMs(at: number, clock: Clock): number {
+  return Math.max(0, Math.ceil(at - clock.now()));
+}

@@ -24,8 +24,6 @@ export const SERVICE_LIMITS = {
   frame_nesting_depth: 64,
   /** Requests a connection may have in flight before the daemon stops reading from it. */
   in_flight_per_connection: 256,
-  /** Unsettled plus retained operation outcomes across the daemon. */
-  retained_operations: 16_384,
   /** Outbound bytes queued for one connection before reading from it pauses. */
   outbound_soft_bytes: 1 * MiB,
   /** Outbound bytes queued for one connection before it is disconnected as too slow. */
@@ -50,6 +48,27 @@ export const SERVICE_LIMITS = {
   capture_drain_ms: 2_000,
   /** Longest resume secret a payload may present (issued ones are 43). */
   resume_secret_chars: 128,
+} as const;
+
+/**
+ * Daemon-chosen bounds of the operation table (wire-v2 section 6), documented in docs/protocol.md section 6,
+ * "Room for operations". A share is what one connection's mutations may hold; the recovery reserve is room
+ * beyond the table for the methods a client recovers with; refusals that changed nothing are kept apart.
+ */
+export const OPERATION_LIMITS = {
+  /** Mutations running and outcomes retained in the table, and what their retention costs. */
+  table_operations: 131_072,
+  table_bytes: 64 * MiB,
+  connection_operations: 32_768,
+  connection_bytes: 16 * MiB,
+  /** Room only the recovery methods use, once the table or their connection's share of it is full. */
+  reserve_operations: 32_768,
+  reserve_bytes: 32 * MiB,
+  connection_reserve_operations: 1_024,
+  connection_reserve_bytes: 1 * MiB,
+  /** Refusals that changed nothing; past either bound the oldest (of the connection, else of all) goes. */
+  refusals: 16_384,
+  connection_refusals: 1_024,
 } as const;
 
 /** application-resources.md, "Bounds" and "Callback bounds". */

@@ -24,6 +24,7 @@ import {
 import { ERROR_MESSAGES, isWireError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { SERVICE_LIMITS } from '../core/limits.js';
+import type { OperationBounds } from '../core/operations/operation-ledger.js';
 import type { NameCatalog } from '../core/resources/names.js';
 import authLogin from '../routes/auth.login.js';
 import authLogout from '../routes/auth.logout.js';
@@ -92,6 +93,8 @@ export interface AppOptions {
   workspaceReader?: WorkspaceReader;
   /** Where `run_command` finds `bwrap` and whose credential folders it hides; by default the system PATH and the user's home. */
   toolEnvironment?: ToolEnvironment;
+  /** Bounds of the operation table; by default those of core/limits.ts (tests shrink them). */
+  operationBounds?: OperationBounds;
 }
 
 declare module 'fastify' {
@@ -193,7 +196,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     tuning: options.providerTuning,
   });
   await app.register(history, { stateDir: join(options.home, 'state') });
-  await app.register(operations, { clock });
+  await app.register(operations, { clock, bounds: options.operationBounds });
   await app.register(control, { clock });
   await app.register(executor, { clock });
   await app.register(capture, {

@@ -2,8 +2,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Clock } from '../core/clock.js';
 import type { ErrorCode } from '../core/errors.js';
-import { OPERATION_RETENTION_MS, SERVICE_LIMITS } from '../core/limits.js';
-import { OperationLedger } from '../core/operations/operation-ledger.js';
+import { operationBounds } from '../core/operations/operation-bounds.js';
+import { type OperationBounds, OperationLedger } from '../core/operations/operation-ledger.js';
+import { saturationLogger } from './saturation-log.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,29 +14,37 @@ declare module 'fastify' {
 
 /**
  * Operation ids: every mutation reserves its envelope's fresh operation id before anything else
- * judges it, and its outcome, success or refusal, is retained for `operation.lookup`.
+ * judges it, charged to its connection, and its outcome, success or refusal, is retained for
+ * `operation.lookup`. A bound of the table that saturates, or clears, is logged once.
  */
-const operations: FastifyPluginAsync<{ clock: Clock }> = async (fastify, options) => {
+const operations: FastifyPluginAsync<{ clock: Clock; bounds?: OperationBounds }> = async (
+  fastify,
+  options,
+) => {
   const ledger = new OperationLedger({
     clock: options.clock,
-    capacity: SERVICE_LIMITS.retained_operations,
-    retentionMs: OPERATION_RETENTION_MS,
+    bounds: options.bounds ?? operationBounds(),
+    saturation: saturationLogger(fastify.log),
   });
   fastify.decorate('operations', ledger);
 
   fastify.addHook('onRequest', (request, _reply, done) => {
-    if (request.routeOptions.config.wire?.operation !== 'required') return done();
+    const wire = request.routeOptions.config.wire;
+    if (wire?.operation !== 'required') return done();
     // The framing plugin admitted the request, so a method that requires an operation id has one.
-    const { envelope } = request.wire;
+    const { envelope, connection } = request.wire;
     try {
       // Only a session that exists scopes its operations; a refusal for a missing one is anyone's to read.
       const scope =
-        !request.routeOptions.config.wire?.unscoped &&
+        !wire.unscoped &&
         envelope.session_id !== null &&
         fastify.history.workspaceOf(envelope.session_id) !== null
           ? envelope.session_id
           : null;
-      ledger.begin(envelope.operation_id!, envelope.method, scope);
+      ledger.begin(envelope.operation_id!, envelope.method, scope, {
+        account: connection.id,
+        recovery: wire.recovery === true,
+      });
       request.wire.operationReserved = true;
       done();
     } catch (error) {
@@ -46,14 +55,16 @@ const operations: FastifyPluginAsync<{ clock: Clock }> = async (fastify, options
   fastify.addHook('onSend', (request, reply, payload, done) => {
     if (!request.wire?.operationReserved || typeof payload !== 'string') return done(null, payload);
     const operationId = request.wire.envelope.operation_id!;
-    const body = JSON.parse(payload) as unknown;
-    if (reply.statusCode < 400 && request.routeOptions.config.wire?.settlesLater) {
+    const wire = request.routeOptions.config.wire;
+    if (reply.statusCode < 400 && wire?.settlesLater) {
       // The method's own domain recorded the acceptance and will settle it.
     } else if (reply.statusCode < 400) {
-      const retain = request.routeOptions.config.wire?.retain as ((result: unknown) => unknown) | undefined;
-      ledger.settle(operationId, { ok: true, result: retain ? retain(body) : body });
+      const retain = wire?.retain as ((result: unknown) => unknown) | undefined;
+      if (retain) ledger.settle(operationId, { ok: true, result: retain(JSON.parse(payload)) });
+      else ledger.settleEncoded(operationId, payload);
     } else {
-      ledger.settle(operationId, { ok: false, error: body as { code: ErrorCode; message: string } });
+      const error = JSON.parse(payload) as { code: ErrorCode; message: string };
+      ledger.settle(operationId, { ok: false, error });
     }
     done(null, payload);
   });

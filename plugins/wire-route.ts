@@ -21,6 +21,11 @@ export interface WireRouteOptions extends EnvelopeRules {
    * `operation.lookup` reads it without the session's control, as it reads executor operations.
    */
   unscoped?: boolean;
+  /**
+   * A method a client recovers with after a disconnect or while the operation table is full: its
+   * operation may use the table's reserve (docs/protocol.md section 6, "Room for operations").
+   */
+  recovery?: boolean;
   /** Reduces a successful result to what `operation.lookup` may retain (secrets never are). */
   retain?: (result: never) => unknown;
 }

@@ -14,7 +14,7 @@ const executorConfirm: FastifyPluginAsyncTypebox = async (fastify) => {
     '/executor.confirm',
     {
       schema: { body: Payload, response: { 200: ExecutorAttachResult } },
-      config: { wire: EXECUTOR_METHOD },
+      config: { wire: { ...EXECUTOR_METHOD, recovery: true } },
     },
     async (request) =>
       fastify.executors.confirm(fastify.executorConnection(request.wire.connection), request.body),

@@ -20,7 +20,7 @@ const executorRelease: FastifyPluginAsyncTypebox = async (fastify) => {
     '/executor.release',
     {
       schema: { body: Payload, response: { 200: Result } },
-      config: { wire: EXECUTOR_METHOD },
+      config: { wire: { ...EXECUTOR_METHOD, recovery: true } },
     },
     async (request) =>
       fastify.executors.release(fastify.executorConnection(request.wire.connection), request.body),

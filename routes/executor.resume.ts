@@ -17,7 +17,7 @@ const executorResume: FastifyPluginAsyncTypebox = async (fastify) => {
     '/executor.resume',
     {
       schema: { body: Payload, response: { 200: ExecutorAttachResult } },
-      config: { wire: EXECUTOR_METHOD },
+      config: { wire: { ...EXECUTOR_METHOD, recovery: true } },
     },
     async (request) =>
       fastify.executors.resume(fastify.executorConnection(request.wire.connection), request.body),

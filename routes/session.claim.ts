@@ -21,6 +21,7 @@ const sessionClaim: FastifyPluginAsyncTypebox = async (fastify) => {
           session: 'required',
           control: 'null',
           operation: 'required',
+          recovery: true,
           // The token is a secret: a lookup reports the claim without it.
           retain: ({ control_token: _token, ...rest }: ClaimResult) => rest,
         },

@@ -11,7 +11,15 @@ const sessionClose: FastifyPluginAsyncTypebox = async (fastify) => {
     {
       schema: { body: EmptyPayload, response: { 200: Result } },
       // The token that closed the session may repeat the close, so the method judges the token itself.
-      config: { wire: { session: 'required', control: 'required', operation: 'required', authorize: false } },
+      config: {
+        wire: {
+          session: 'required',
+          control: 'required',
+          operation: 'required',
+          authorize: false,
+          recovery: true,
+        },
+      },
     },
     async (request) => {
       const { envelope, connection } = request.wire;

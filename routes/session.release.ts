@@ -14,7 +14,7 @@ const sessionRelease: FastifyPluginAsyncTypebox = async (fastify) => {
     '/session.release',
     {
       schema: { body: EmptyPayload, response: { 200: Result } },
-      config: { wire: { session: 'required', control: 'required', operation: 'required' } },
+      config: { wire: { session: 'required', control: 'required', operation: 'required', recovery: true } },
     },
     async (request) => {
       await fastify.sessions.release(request.wire.grant!);

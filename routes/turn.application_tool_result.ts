@@ -16,7 +16,14 @@ const turnApplicationToolResult: FastifyPluginAsyncTypebox = async (fastify) => 
     {
       schema: { body: ToolResultPayload, response: { 200: Result } },
       config: {
-        wire: { session: 'required', control: 'null', operation: 'required', profile: true, unscoped: true },
+        wire: {
+          session: 'required',
+          control: 'null',
+          operation: 'required',
+          profile: true,
+          unscoped: true,
+          recovery: true,
+        },
       },
     },
     async (request) =>

@@ -10,7 +10,10 @@ export const Result = Type.Object({ turn_id: Type.String(), status: Type.Literal
 const turnStop: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post(
     '/turn.stop',
-    { schema: { body: Payload, response: { 200: Result } }, config: { wire: TURN_MUTATION } },
+    {
+      schema: { body: Payload, response: { 200: Result } },
+      config: { wire: { ...TURN_MUTATION, recovery: true } },
+    },
     async (request) => fastify.turns.stop(request.wire.envelope.session_id!, request.body.turn_id),
   );
 };

@@ -1,15 +1,66 @@
 import t from 'tap';
-import { OperationLedger } from '../../../core/operations/operation-ledger.js';
+import {
+  type Admission,
+  ENTRY_BYTES,
+  type OperationBounds,
+  OperationLedger,
+} from '../../../core/operations/operation-ledger.js';
+import type { SaturationEvent } from '../../../core/saturation.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 
-function ledger(capacity = 10) {
+const LARGE = { operations: 1_000_000, bytes: 1_000_000_000 };
+const BOUNDS: OperationBounds = {
+  table: LARGE,
+  connection: LARGE,
+  reserve: LARGE,
+  connectionReserve: LARGE,
+  refusals: 1_000_000,
+  connectionRefusals: 1_000_000,
+  retentionMs: 600_000,
+};
+
+const A: Admission = { account: 'conn_a', recovery: false };
+const B: Admission = { account: 'conn_b', recovery: false };
+const A_RECOVERS: Admission = { account: 'conn_a', recovery: true };
+const B_RECOVERS: Admission = { account: 'conn_b', recovery: true };
+const REFUSED = { ok: false, error: { code: 'unknown_session', message: 'no such session' } } as const;
+
+function ledger(bounds: Partial<OperationBounds> = {}) {
   const clock = fakeClock();
-  return { clock, ledger: new OperationLedger({ clock, capacity, retentionMs: 600_000 }) };
+  const events: SaturationEvent[] = [];
+  const operations = new OperationLedger({
+    clock,
+    bounds: { ...BOUNDS, ...bounds },
+    saturation: (event) => events.push(event),
+  });
+  return { clock, events, operations };
+}
+
+/** The code a `begin` is refused with, or 'ok'. */
+function beginCode(
+  operations: OperationLedger,
+  id: string,
+  admission: Admission,
+  method = 'session.create',
+): string {
+  try {
+    operations.begin(id, method, null, admission);
+    return 'ok';
+  } catch (error) {
+    return (error as { code: string }).code;
+  }
+}
+
+function fill(operations: OperationLedger, prefix: string, count: number, admission: Admission): void {
+  for (let i = 0; i < count; i++) {
+    operations.begin(`${prefix}${i}`, 'session.create', null, admission);
+    operations.settle(`${prefix}${i}`, { ok: true, result: {} });
+  }
 }
 
 t.test('an admitted operation is accepted until it settles', async (t) => {
-  const { ledger: operations } = ledger();
-  operations.begin('o1', 'session.create', null);
+  const { operations } = ledger();
+  operations.begin('o1', 'session.create', null, A);
   t.match(operations.lookup('o1'), {
     status: 'accepted',
     result: null,
@@ -18,63 +69,261 @@ t.test('an admitted operation is accepted until it settles', async (t) => {
   });
   operations.settle('o1', { ok: true, result: { a: 1 } });
   t.match(operations.lookup('o1'), { status: 'completed', result: { a: 1 }, error: null });
+  operations.begin('o2', 'session.create', 's', A);
+  operations.settleEncoded('o2', '{"b":[2]}');
+  t.same(operations.lookup('o2'), {
+    operation_id: 'o2',
+    method: 'session.create',
+    session_id: 's',
+    status: 'completed',
+    result: { b: [2] },
+    error: null,
+  });
 });
 
-t.test('a retained id is operation_already_known, for any method', async (t) => {
-  const { ledger: operations } = ledger();
-  operations.begin('o1', 'session.create', null);
-  t.throws(() => operations.begin('o1', 'session.claim', 's'), { code: 'operation_already_known' });
-  operations.settle('o1', { ok: false, error: { code: 'conflict', message: 'm' } });
-  t.throws(() => operations.begin('o1', 'session.claim', 's'), { code: 'operation_already_known' });
-  t.match(operations.lookup('o1'), { status: 'failed', error: { code: 'conflict' }, result: null });
+t.test('a retained id is operation_already_known, for any method, in every store', async (t) => {
+  const { operations } = ledger({ table: { operations: 1, bytes: 1_000_000 } });
+  operations.begin('table', 'session.create', null, A);
+  t.equal(beginCode(operations, 'table', A, 'session.claim'), 'operation_already_known');
+  operations.settle('table', { ok: false, error: { code: 'internal_error', message: 'internal error' } });
+  t.equal(beginCode(operations, 'table', B, 'session.claim'), 'operation_already_known', 'a settled one too');
+  t.match(operations.lookup('table'), { status: 'failed', error: { code: 'internal_error' }, result: null });
+  operations.begin('reserve', 'turn.stop', 's', A_RECOVERS);
+  t.equal(beginCode(operations, 'reserve', A_RECOVERS), 'operation_already_known', 'one in the reserve');
+  operations.begin('refused', 'session.claim', null, A_RECOVERS);
+  operations.settle('refused', REFUSED);
+  t.equal(beginCode(operations, 'refused', B), 'operation_already_known', 'a retained refusal');
+  t.same(operations.lookup('refused'), {
+    operation_id: 'refused',
+    method: 'session.claim',
+    session_id: null,
+    status: 'failed',
+    result: null,
+    error: { code: 'unknown_session', message: 'no such session' },
+  });
 });
 
-t.test('settled outcomes are retained exactly 600 s', async (t) => {
-  const { clock, ledger: operations } = ledger();
-  operations.begin('o1', 'm', null);
-  clock.advance(5_000);
-  operations.settle('o1', { ok: true, result: {} });
-  clock.advance(599_999);
-  t.ok(operations.lookup('o1'), 'retained 1 ms before the end');
-  clock.advance(1);
-  t.equal(operations.lookup('o1'), undefined, 'gone at 600 s');
-  operations.begin('o1', 'm', null);
-  t.equal(operations.lookup('o1')?.status, 'accepted', 'the id is fresh again');
-});
+t.test(
+  'settled outcomes are retained exactly 600 s, in the table, the reserve and the refusals',
+  async (t) => {
+    const { clock, operations } = ledger({ table: { operations: 1, bytes: 1_000_000 } });
+    operations.begin('table', 'm', null, A);
+    operations.begin('reserve', 'turn.stop', null, A_RECOVERS);
+    operations.begin('refused', 'turn.stop', null, A_RECOVERS);
+    clock.advance(5_000);
+    operations.settle('table', { ok: true, result: {} });
+    operations.settle('reserve', { ok: true, result: {} });
+    operations.settle('refused', REFUSED);
+    clock.advance(599_999);
+    for (const id of ['table', 'reserve', 'refused'])
+      t.ok(operations.lookup(id), `${id}: retained 1 ms before`);
+    clock.advance(1);
+    for (const id of ['table', 'reserve', 'refused']) {
+      t.equal(operations.lookup(id), undefined, `${id}: gone at 600 s`);
+      t.equal(beginCode(operations, id, B_RECOVERS), 'ok', `${id}: the id is fresh again`);
+    }
+  },
+);
 
 t.test('unsettled operations never expire', async (t) => {
-  const { clock, ledger: operations } = ledger();
-  operations.begin('o1', 'm', null);
+  const { clock, operations } = ledger();
+  operations.begin('o1', 'm', null, A);
   clock.advance(10_000_000);
   t.equal(operations.lookup('o1')?.status, 'accepted');
 });
 
-t.test('the ledger refuses when full and never evicts', async (t) => {
-  const { clock, ledger: operations } = ledger(2);
-  operations.begin('a', 'm', null);
-  operations.begin('b', 'm', null);
-  t.throws(() => operations.begin('c', 'm', null), { code: 'limit_exceeded' });
-  t.ok(operations.lookup('a'));
-  operations.settle('a', { ok: true, result: {} });
-  clock.advance(600_000);
-  operations.begin('c', 'm', null);
-  t.equal(operations.size, 2);
-});
-
 t.test('accept records a result that stays visible until settlement', async (t) => {
-  const { ledger: operations } = ledger();
-  operations.begin('o1', 'turn.start', 's');
+  const { operations } = ledger();
+  operations.begin('o1', 'turn.start', 's', A);
   operations.accept('o1', { turn_id: 'u' });
   t.match(operations.lookup('o1'), { status: 'accepted', result: { turn_id: 'u' } });
   operations.settle('o1', { ok: true, result: { turn_id: 'u', status: 'completed' } });
   operations.settle('o1', { ok: false, error: { code: 'conflict', message: 'x' } });
-  t.equal(operations.lookup('o1')?.status, 'completed', 'the first settlement wins');
+  operations.accept('o1', { turn_id: 'v' });
+  t.match(
+    operations.lookup('o1'),
+    { status: 'completed', result: { status: 'completed' } },
+    'the first wins',
+  );
+});
+
+t.test(
+  'a full table refuses other mutations and never evicts; recovery methods use the reserve',
+  async (t) => {
+    const { clock, operations } = ledger({ table: { operations: 2, bytes: 1_000_000 } });
+    fill(operations, 'a', 2, A);
+    t.equal(beginCode(operations, 'c', B), 'limit_exceeded', 'a third mutation of another connection');
+    t.ok(operations.lookup('a0') && operations.lookup('a1'), 'nothing was evicted');
+    t.equal(operations.lookup('c'), undefined, 'nothing of the refused one is retained');
+    t.equal(beginCode(operations, 'stop', B_RECOVERS, 'turn.stop'), 'ok', 'a recovery method gets through');
+    t.match(operations.stats(), {
+      operations: { retained: 2, bound: 2, saturated: true },
+      recovery_reserve: { retained: 1 },
+    });
+    clock.advance(600_000);
+    t.equal(beginCode(operations, 'c', B), 'ok', 'room again once outcomes expired');
+  },
+);
+
+t.test('the table is bounded by bytes too, each entry charged its bookkeeping and its strings', async (t) => {
+  const result = { text: 'é'.repeat(100) };
+  const resultBytes = Buffer.byteLength(JSON.stringify(result));
+  const { operations } = ledger();
+  operations.begin('o1', 'm', 'ses_1', A);
+  t.equal(operations.stats().operations.bytes, ENTRY_BYTES + 2 + 5, 'running: its ids');
+  operations.accept('o1', result);
+  t.equal(operations.stats().operations.bytes, ENTRY_BYTES + 2 + 5 + resultBytes, 'accepted: and its result');
+  operations.settle('o1', { ok: true, result: {} });
+  t.equal(operations.stats().operations.bytes, ENTRY_BYTES + 2 + 5 + 2, 'settled: its final result');
+
+  const bound = 3 * (ENTRY_BYTES + 2 + 2);
+  const small = ledger({ table: { operations: 100, bytes: bound } }).operations;
+  fill(small, 'b', 3, A);
+  t.equal(small.stats().operations.bytes, bound);
+  t.equal(beginCode(small, 'b3', B), 'limit_exceeded', 'at the byte bound');
+  t.equal(beginCode(small, 'b3', B_RECOVERS, 'turn.stop'), 'ok', 'but recovery has its reserve');
+});
+
+t.test('one connection holds at most its share of the table, by count and by bytes', async (t) => {
+  const { operations } = ledger({
+    table: { operations: 10, bytes: 1_000_000 },
+    connection: { operations: 3, bytes: 1_000_000 },
+  });
+  fill(operations, 'a', 3, A);
+  t.equal(beginCode(operations, 'a3', A), 'limit_exceeded', 'one past its share');
+  try {
+    operations.begin('a3', 'm', null, A);
+  } catch (error) {
+    t.equal((error as Error).message, 'this connection retains its share of operations');
+  }
+  t.equal(beginCode(operations, 'b0', B), 'ok', 'another connection still has room');
+  t.equal(
+    beginCode(operations, 'a3', A_RECOVERS, 'session.claim'),
+    'ok',
+    'its own recovery uses the reserve',
+  );
+  t.match(operations.stats(), { connections_at_share: 1 });
+
+  const bytes = ledger({ connection: { operations: 100, bytes: 2 * (ENTRY_BYTES + 2 + 2) } }).operations;
+  fill(bytes, 'a', 2, A);
+  t.equal(beginCode(bytes, 'a2', A), 'limit_exceeded', 'its share of bytes');
+  t.equal(beginCode(bytes, 'b0', B), 'ok');
+});
+
+t.test('the reserve is bounded, and so is each connection share of it', async (t) => {
+  const { operations } = ledger({
+    table: { operations: 1, bytes: 1_000_000 },
+    reserve: { operations: 3, bytes: 1_000_000 },
+    connectionReserve: { operations: 2, bytes: 1_000_000 },
+  });
+  fill(operations, 't', 1, A);
+  t.equal(beginCode(operations, 'a0', A_RECOVERS), 'ok');
+  t.equal(beginCode(operations, 'a1', A_RECOVERS), 'ok');
+  t.equal(beginCode(operations, 'a2', A_RECOVERS), 'limit_exceeded', 'one past the connection share');
+  t.equal(beginCode(operations, 'b0', B_RECOVERS), 'ok', 'another connection still recovers');
+  t.equal(beginCode(operations, 'b1', B_RECOVERS), 'limit_exceeded', 'one past the whole reserve');
+  try {
+    operations.begin('b1', 'turn.stop', null, B_RECOVERS);
+  } catch (error) {
+    t.equal((error as Error).message, 'too many operations are retained');
+  }
+  t.equal(beginCode(operations, 'c0', { account: 'conn_c', recovery: false }), 'limit_exceeded');
+  t.match(operations.stats().recovery_reserve, { retained: 3, bound: 3, saturated: true });
+});
+
+t.test('refusals leave the table: a flood of them takes no room from real outcomes', async (t) => {
+  const { operations } = ledger({
+    table: { operations: 5, bytes: 1_000_000 },
+    connection: { operations: 4, bytes: 1_000_000 },
+    refusals: 100,
+    connectionRefusals: 10,
+  });
+  for (let i = 0; i < 1_000; i++) {
+    operations.begin(`f${i}`, 'session.claim', null, A_RECOVERS);
+    operations.settle(`f${i}`, REFUSED);
+  }
+  t.match(operations.stats(), { operations: { retained: 0 }, refusals: { retained: 10 } });
+  t.equal(operations.lookup('f989'), undefined, "past the connection's share its oldest are forgotten");
+  t.equal(beginCode(operations, 'f0', A), 'ok', 'a forgotten id runs as new');
+  operations.settle('f0', { ok: true, result: {} });
+  for (let i = 990; i < 1_000; i++) {
+    t.equal(operations.lookup(`f${i}`)?.status, 'failed');
+    t.equal(beginCode(operations, `f${i}`, A), 'operation_already_known');
+  }
+  fill(operations, 'b', 4, B);
+  t.equal(operations.stats().operations.retained, 5, 'the table took every real outcome');
+});
+
+t.test('past the store of refusals the oldest of all is forgotten', async (t) => {
+  const { clock, operations } = ledger({ refusals: 4, connectionRefusals: 3 });
+  for (const [id, admission] of [
+    ['a0', A],
+    ['b0', B],
+    ['a1', A],
+    ['b1', B],
+    ['a2', A],
+  ] as const) {
+    operations.begin(id, 'session.claim', null, admission);
+    operations.settle(id, REFUSED);
+    clock.advance(1_000);
+  }
+  t.equal(operations.lookup('a0'), undefined, 'the oldest went');
+  t.same(
+    ['b0', 'a1', 'b1', 'a2'].map((id) => operations.lookup(id)?.status),
+    ['failed', 'failed', 'failed', 'failed'],
+  );
+  t.match(operations.stats().refusals, { retained: 4, bound: 4, saturated: true });
+  clock.advance(600_000 - 4_000 - 1);
+  t.ok(operations.lookup('b0'), 'the rest expire at their own time');
+  clock.advance(1);
+  t.equal(operations.lookup('b0'), undefined);
+  t.equal(operations.stats().refusals.retained, 3);
+});
+
+t.test("a connection's refusals stay counted as its own when the store forgets its oldest", async (t) => {
+  const { operations } = ledger({ refusals: 3, connectionRefusals: 2 });
+  const refuse = (id: string, admission: Admission) => {
+    operations.begin(id, 'session.claim', null, admission);
+    operations.settle(id, REFUSED);
+  };
+  refuse('a0', A);
+  refuse('b0', B);
+  refuse('b1', B);
+  refuse('a1', A);
+  refuse('a2', A);
+  t.same(
+    ['a0', 'b0', 'b1', 'a1', 'a2'].map((id) => operations.lookup(id) !== undefined),
+    [false, false, true, true, true],
+    'the store forgot the oldest of all twice',
+  );
+  refuse('a3', A);
+  t.same(
+    ['b1', 'a1', 'a2', 'a3'].map((id) => operations.lookup(id) !== undefined),
+    [true, false, true, true],
+    'then the connection at its share forgot its own oldest, not another',
+  );
+});
+
+t.test('refusals forgotten early keep expiry exact and the store compact', async (t) => {
+  const { clock, operations } = ledger({ connectionRefusals: 2 });
+  operations.begin('b', 'session.claim', null, B);
+  operations.settle('b', REFUSED);
+  for (let i = 0; i < 20_000; i++) {
+    operations.begin(`a${i}`, 'session.claim', null, A);
+    operations.settle(`a${i}`, REFUSED);
+  }
+  t.equal(operations.size, 3);
+  clock.advance(599_999);
+  t.ok(operations.lookup('b'));
+  clock.advance(1);
+  t.equal(operations.lookup('b'), undefined, 'the refusal behind 20,000 forgotten ones expires on time');
+  t.equal(operations.size, 0);
 });
 
 t.test('expiry stays exact over many settlements', async (t) => {
-  const { clock, ledger: operations } = ledger(5000);
+  const { clock, operations } = ledger();
   for (let i = 0; i < 3000; i++) {
-    operations.begin(`o${i}`, 'm', null);
+    operations.begin(`o${i}`, 'm', null, A);
     operations.settle(`o${i}`, { ok: true, result: {} });
     clock.advance(100);
   }
@@ -87,4 +336,125 @@ t.test('expiry stays exact over many settlements', async (t) => {
   t.equal(operations.lookup('o1'), undefined);
   t.ok(operations.lookup('o2'));
   t.equal(operations.size, 2998);
+});
+
+t.test('each bound is told once when it saturates and once when it clears', async (t) => {
+  const { clock, events, operations } = ledger({
+    table: { operations: 4, bytes: 1_000_000 },
+    reserve: { operations: 1, bytes: 1_000_000 },
+  });
+  fill(operations, 'a', 4, A);
+  for (let i = 0; i < 10; i++) beginCode(operations, `x${i}`, B);
+  t.same(events, [
+    {
+      bound: 'operations',
+      saturated: true,
+      details: { retained: 4, bound: 4, bytes: 4 * (ENTRY_BYTES + 2 + 2), bytes_bound: 1_000_000 },
+    },
+  ]);
+  beginCode(operations, 'r0', B_RECOVERS);
+  beginCode(operations, 'r1', B_RECOVERS);
+  beginCode(operations, 'r2', B_RECOVERS);
+  t.same(
+    events.map((event) => [event.bound, event.saturated]),
+    [
+      ['operations', true],
+      ['recovery_reserve', true],
+    ],
+    'the reserve once',
+  );
+  operations.settle('r0', { ok: true, result: {} });
+  clock.advance(600_000);
+  t.same(
+    events.slice(2).map((event) => [event.bound, event.saturated]),
+    [
+      ['operations', false],
+      ['recovery_reserve', false],
+    ],
+    'both cleared at the expiry, with nothing asked of the ledger',
+  );
+  t.match(events[2], { details: { retained: 0 } });
+});
+
+t.test('a saturated bound clears only at three quarters of it', async (t) => {
+  const { clock, events, operations } = ledger({ table: { operations: 8, bytes: 1_000_000 } });
+  for (let i = 0; i < 8; i++) {
+    fill(operations, `a${i}-`, 1, A);
+    clock.advance(1_000);
+  }
+  beginCode(operations, 'x', B);
+  // a0- settled at 0 s, a7- at 7 s: at 600 s one expires (7 left), at 601 s two (6 = three quarters).
+  clock.advance(600_000 - 8_000);
+  t.equal(operations.stats().operations.retained, 7);
+  fill(operations, 'b', 1, B);
+  t.equal(beginCode(operations, 'y', B), 'limit_exceeded', 'refused at the edge again');
+  t.equal(events.length, 1, 'no second line for the refusals at the edge');
+  clock.advance(2_000);
+  t.same(
+    events.map((event) => [event.bound, event.saturated]),
+    [
+      ['operations', true],
+      ['operations', false],
+    ],
+  );
+  t.equal(operations.stats().operations.retained, 6);
+});
+
+t.test(
+  'connection shares are told once, whichever connection reaches one, until none is at it',
+  async (t) => {
+    const { clock, events, operations } = ledger({
+      connection: { operations: 4, bytes: 1_000_000 },
+      connectionRefusals: 4,
+    });
+    fill(operations, 'a', 4, A);
+    beginCode(operations, 'a4', A);
+    beginCode(operations, 'a5', A);
+    for (let i = 0; i < 5; i++) {
+      operations.begin(`r${i}`, 'session.claim', null, B_RECOVERS);
+      operations.settle(`r${i}`, REFUSED);
+    }
+    t.same(events, [
+      {
+        bound: 'operation_share',
+        saturated: true,
+        details: { connection_id: 'conn_a', share: 'operations' },
+      },
+    ]);
+    t.equal(operations.stats().connections_at_share, 2, 'both connections are at a share');
+    clock.advance(600_000);
+    t.same(events.slice(1), [
+      { bound: 'operation_share', saturated: false, details: { connections_at_share: 0 } },
+    ]);
+    t.equal(operations.stats().connections_at_share, 0);
+  },
+);
+
+t.test(
+  'the store of refusals is told when it forgets others, not for a connection forgetting its own',
+  async (t) => {
+    const { clock, events, operations } = ledger({ refusals: 4, connectionRefusals: 4 });
+    for (let i = 0; i < 4; i++) {
+      operations.begin(`a${i}`, 'session.claim', null, A);
+      operations.settle(`a${i}`, REFUSED);
+    }
+    t.same(events, []);
+    operations.begin('b0', 'session.claim', null, B);
+    operations.settle('b0', REFUSED);
+    operations.begin('b1', 'session.claim', null, B);
+    operations.settle('b1', REFUSED);
+    t.same(events, [{ bound: 'refusals', saturated: true, details: { retained: 4, bound: 4 } }]);
+    clock.advance(600_000);
+    t.same(events.slice(1), [{ bound: 'refusals', saturated: false, details: { retained: 0, bound: 4 } }]);
+  },
+);
+
+t.test('stats say when the oldest settled outcome of the table frees its room', async (t) => {
+  const { clock, operations } = ledger();
+  t.equal(operations.stats().operations.frees_in_ms, null, 'nothing settled');
+  operations.begin('o1', 'm', null, A);
+  t.equal(operations.stats().operations.frees_in_ms, null, 'running');
+  operations.settle('o1', { ok: true, result: {} });
+  clock.advance(250_000);
+  t.equal(operations.stats().operations.frees_in_ms, 350_000);
 });

@@ -1,0 +1,21 @@
+import { OPERATION_LIMITS, OPERATION_RETENTION_MS } from '../limits.js';
+import type { OperationBounds } from './operation-ledger.js';
+
+/** The operation table's bounds as built (core/limits.ts), read when a daemon is built. */
+export function operationBounds(): OperationBounds {
+  return {
+    table: { operations: OPERATION_LIMITS.table_operations, bytes: OPERATION_LIMITS.table_bytes },
+    connection: {
+      operations: OPERATION_LIMITS.connection_operations,
+      bytes: OPERATION_LIMITS.connection_bytes,
+    },
+    reserve: { operations: OPERATION_LIMITS.reserve_operations, bytes: OPERATION_LIMITS.reserve_bytes },
+    connectionReserve: {
+      operations: OPERATION_LIMITS.connection_reserve_operations,
+      bytes: OPERATION_LIMITS.connection_reserve_bytes,
+    },
+    refusals: OPERATION_LIMITS.refusals,
+    connectionRefusals: OPERATION_LIMITS.connection_refusals,
+    retentionMs: OPERATION_RETENTION_MS,
+  };
+}
