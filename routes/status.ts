@@ -17,6 +17,29 @@ const InstructionsState = {
   linked: Type.Boolean(),
 };
 
+const Room = {
+  retained: Type.Integer(),
+  bound: Type.Integer(),
+  bytes: Type.Integer(),
+  bytes_bound: Type.Integer(),
+  saturated: Type.Boolean(),
+};
+const FreesInMs = Type.Union([Type.Integer(), Type.Null()]);
+
+/** What the daemon retains against its bounds: the operation table's stores and the turn evidence. */
+const Retention = Type.Object({
+  operations: Type.Object({ ...Room, frees_in_ms: FreesInMs }),
+  recovery_reserve: Type.Object(Room),
+  refusals: Type.Object({ retained: Type.Integer(), bound: Type.Integer(), saturated: Type.Boolean() }),
+  connections_at_share: Type.Integer(),
+  evidence_turns: Type.Object({
+    retained: Type.Integer(),
+    bound: Type.Integer(),
+    saturated: Type.Boolean(),
+    frees_in_ms: FreesInMs,
+  }),
+});
+
 const Result = Type.Object({
   ready: Type.Boolean(),
   provider: Type.Object({
@@ -60,6 +83,7 @@ const Result = Type.Object({
     home: Type.Object(InstructionsState),
     workspaces: Type.Array(Type.Object({ workspace: Type.String(), ...InstructionsState })),
   }),
+  retention: Retention,
 });
 
 /**
@@ -91,6 +115,7 @@ const status: FastifyPluginAsyncTypebox = async (fastify) => {
           home: fastify.agent.homeInstructions,
           workspaces: fastify.agent.toolbox.workspaceInstructionsReport.list(),
         },
+        retention: { ...fastify.operations.stats(), evidence_turns: fastify.evidence.stats() },
       };
     },
   );

@@ -1,6 +1,7 @@
-import type { Clock } from '../clock.js';
+import { type Clock, type Deadline, deadlineAt, remainingMs } from '../clock.js';
 import { WireError } from '../errors.js';
 import { OPERATION_RETENTION_MS, PROFILE_LIMITS } from '../limits.js';
+import { clearsAt, Saturation, type SaturationListener } from '../saturation.js';
 import type { ActiveTurn } from '../turns/active-turn.js';
 import type { ApplicationCall } from '../turns/application-call.js';
 import { callEvidence, evidenceBaseBytes, type TurnEvidence, worstCaseCallBytes } from './call-evidence.js';
@@ -26,6 +27,14 @@ export interface EvidenceSlot {
   release(): void;
 }
 
+export interface EvidenceStats {
+  retained: number;
+  bound: number;
+  saturated: boolean;
+  /** Milliseconds until the oldest settled turn's evidence expires; null when no turn has settled. */
+  frees_in_ms: number | null;
+}
+
 export const evidenceRefusals = {
   turns: () => new WireError('limit_exceeded', 'the daemon retains the maximum number of turns of evidence'),
 } as const;
@@ -34,7 +43,7 @@ export const evidenceRefusals = {
  * Reconnect evidence: what happened to every application call of the turns of the last 600 seconds.
  * Memory only. A turn's evidence is reserved at admission (at most 256 turns), grows by each call's
  * worst case (at most 30 KiB per turn, manifest included), and expires 600 s after the turn's terminal,
- * however often it is read.
+ * however often it is read. The bound's saturation and its clearing are told once each.
  */
 export class EvidenceStore {
   readonly #clock: Clock;
@@ -44,8 +53,11 @@ export class EvidenceStore {
   readonly #settled = new Set<string>();
   /** Rooms taken by turns being admitted. */
   #reserved = 0;
+  readonly #saturation: Saturation;
+  /** Armed while the bound is saturated, for the next expiry, so that its clearing is told in time. */
+  #wake: Deadline | null = null;
 
-  constructor(clock: Clock, limits: Partial<EvidenceLimits> = {}) {
+  constructor(clock: Clock, limits: Partial<EvidenceLimits> = {}, saturation: SaturationListener = () => {}) {
     this.#clock = clock;
     this.#limits = {
       turns: PROFILE_LIMITS.evidence_turns,
@@ -53,6 +65,7 @@ export class EvidenceStore {
       retentionMs: OPERATION_RETENTION_MS,
       ...limits,
     };
+    this.#saturation = new Saturation('evidence_turns', saturation);
   }
 
   /**
@@ -62,7 +75,11 @@ export class EvidenceStore {
    */
   reserve(): EvidenceSlot {
     this.#expire();
-    if (this.#turns.size + this.#reserved >= this.#limits.turns) throw evidenceRefusals.turns();
+    if (this.#turns.size + this.#reserved >= this.#limits.turns) {
+      this.#saturation.reached({ retained: this.#turns.size + this.#reserved, bound: this.#limits.turns });
+      this.#armWake();
+      throw evidenceRefusals.turns();
+    }
     this.#reserved += 1;
     let open = true;
     const close = (): boolean => {
@@ -81,7 +98,7 @@ export class EvidenceStore {
         });
       },
       release: () => {
-        close();
+        if (close()) this.#updateSaturation();
       },
     };
   }
@@ -101,6 +118,7 @@ export class EvidenceStore {
     if (!retained || retained.settledAt !== null) return;
     retained.settledAt = this.#clock.now();
     this.#settled.add(turnId);
+    this.#armWake();
   }
 
   /** The turn's evidence for a controller of `sessionId`; `unknown_turn` when absent, expired or foreign. */
@@ -122,13 +140,51 @@ export class EvidenceStore {
     return this.#turns.size + this.#reserved;
   }
 
+  stats(): EvidenceStats {
+    const retained = this.size;
+    const oldest = this.#oldestSettledAt();
+    return {
+      retained,
+      bound: this.#limits.turns,
+      saturated: this.#saturation.saturated,
+      frees_in_ms: oldest === null ? null : remainingMs(oldest + this.#limits.retentionMs, this.#clock),
+    };
+  }
+
   #expire(): void {
     const now = this.#clock.now();
+    let expired = false;
     for (const turnId of this.#settled) {
       const settledAt = this.#turns.get(turnId)?.settledAt ?? now;
-      if (now - settledAt < this.#limits.retentionMs) return;
+      if (now - settledAt < this.#limits.retentionMs) break;
       this.#settled.delete(turnId);
       this.#turns.delete(turnId);
+      expired = true;
     }
+    if (expired) this.#updateSaturation();
+  }
+
+  #updateSaturation(): void {
+    this.#saturation.update(clearsAt(this.#turns.size + this.#reserved, this.#limits.turns), () => ({
+      retained: this.#turns.size + this.#reserved,
+      bound: this.#limits.turns,
+    }));
+  }
+
+  #oldestSettledAt(): number | null {
+    for (const turnId of this.#settled) return this.#turns.get(turnId)?.settledAt ?? null;
+    return null;
+  }
+
+  /** While the bound is saturated, wakes at the next expiry to tell its clearing even if nothing is asked. */
+  #armWake(): void {
+    if (this.#wake || !this.#saturation.saturated) return;
+    const oldest = this.#oldestSettledAt();
+    if (oldest === null) return;
+    this.#wake = deadlineAt(this.#clock, oldest + this.#limits.retentionMs, () => {
+      this.#wake = null;
+      this.#expire();
+      this.#armWake();
+    });
   }
 }

@@ -1,8 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
+import { OPERATION_LIMITS, PROFILE_LIMITS } from '../../core/limits.js';
+import { ENTRY_BYTES } from '../../core/operations/operation-ledger.js';
+import { claimedSession, op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
 import { catalogDaemon, listing } from './catalog.fixture.js';
+import { turnDaemon } from './turn.fixture.js';
 
 for (const transport of TRANSPORTS) {
   t.test(`status (${transport})`, async (t) => {
@@ -10,7 +13,7 @@ for (const transport of TRANSPORTS) {
       const daemon = await startDaemon(t);
       const client = await daemon.connect(transport);
       await client.call('session.create', { workspace: daemon.workspace, title: null }, { operation: op() });
-      const status = await client.call('status');
+      const { retention: _retention, ...status } = await client.call('status');
       t.same(status, {
         ready: false,
         provider: { kind: 'openai_chat_completions', model: null, configured: false },
@@ -27,6 +30,67 @@ for (const transport of TRANSPORTS) {
           home: { state: 'absent', bytes: 0, reason: null, linked: false },
           workspaces: [],
         },
+      });
+    });
+
+    t.test('reports what the daemon retains against its bounds, until it expires', async (t) => {
+      const daemon = await startDaemon(t);
+      const client = await daemon.connect(transport);
+      const operation = op();
+      const created = await client.call(
+        'session.create',
+        { workspace: daemon.workspace, title: null },
+        { operation },
+      );
+      const refused = await client.request('session.claim', {}, { session: 'ses_missing', operation: op() });
+      t.equal(refused.error?.code, 'unknown_session');
+      const bytes = ENTRY_BYTES + Buffer.byteLength(operation) + Buffer.byteLength(JSON.stringify(created));
+      t.same((await client.call('status')).retention, {
+        operations: {
+          retained: 1,
+          bound: OPERATION_LIMITS.table_operations,
+          bytes,
+          bytes_bound: OPERATION_LIMITS.table_bytes,
+          saturated: false,
+          frees_in_ms: 600_000,
+        },
+        recovery_reserve: {
+          retained: 0,
+          bound: OPERATION_LIMITS.reserve_operations,
+          bytes: 0,
+          bytes_bound: OPERATION_LIMITS.reserve_bytes,
+          saturated: false,
+        },
+        refusals: { retained: 1, bound: OPERATION_LIMITS.refusals, saturated: false },
+        connections_at_share: 0,
+        evidence_turns: {
+          retained: 0,
+          bound: PROFILE_LIMITS.evidence_turns,
+          saturated: false,
+          frees_in_ms: null,
+        },
+      });
+      daemon.clock.advance(600_000);
+      t.match((await client.call('status')).retention, {
+        operations: { retained: 0, bytes: 0, frees_in_ms: null },
+        refusals: { retained: 0 },
+      });
+    });
+
+    t.test('counts the turns of evidence a profile connection keeps', async (t) => {
+      const { daemon, provider } = await turnDaemon(t);
+      provider.reply(['Done.']);
+      const client = await daemon.connect(transport);
+      const { session, control } = await claimedSession(client, daemon.workspace);
+      await client.call('turn.start', { prompt: 'go' }, { session, control, operation: op() });
+      await client.event('turn.terminal');
+      daemon.clock.advance(1_000);
+      const { retention } = (await client.call('status')) as { retention: Record<string, unknown> };
+      t.same(retention.evidence_turns, {
+        retained: 1,
+        bound: PROFILE_LIMITS.evidence_turns,
+        saturated: false,
+        frees_in_ms: 599_000,
       });
     });
 

@@ -2,6 +2,7 @@ import t from 'tap';
 import { callEvidence, evidenceBaseBytes, worstCaseCallBytes } from '../../../core/evidence/call-evidence.js';
 import { EvidenceStore } from '../../../core/evidence/evidence-store.js';
 import { PROFILE_LIMITS } from '../../../core/limits.js';
+import type { SaturationEvent } from '../../../core/saturation.js';
 import { ActiveTurn } from '../../../core/turns/active-turn.js';
 import { ApplicationCall } from '../../../core/turns/application-call.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
@@ -132,4 +133,48 @@ t.test('the worst case covers every state a call can report', async (t) => {
     next();
     t.ok(Buffer.byteLength(JSON.stringify(callEvidence(subject, clock))) < worst);
   }
+});
+
+t.test('the turn bound is told once when it saturates and once when it has cleared', async (t) => {
+  const clock = fakeClock();
+  const events: SaturationEvent[] = [];
+  const store = new EvidenceStore(clock, { turns: 8 }, (event) => events.push(event));
+  for (let i = 0; i < 8; i++) retain(store, turn(`turn_${i}`));
+  t.same(events, [], 'full, but nothing refused yet');
+  for (let i = 0; i < 5; i++) t.throws(() => store.reserve(), { code: 'limit_exceeded' });
+  t.same(events, [{ bound: 'evidence_turns', saturated: true, details: { retained: 8, bound: 8 } }], 'once');
+  for (let i = 0; i < 3; i++) {
+    store.settled(`turn_${i}`);
+    clock.advance(1_000);
+  }
+  t.match(store.stats(), { retained: 8, bound: 8, saturated: true, frees_in_ms: 597_000 });
+  clock.advance(597_000);
+  t.equal(store.stats().retained, 7);
+  retain(store, turn('turn_8'));
+  t.throws(() => store.reserve(), 'refused at the edge again');
+  clock.advance(1_000);
+  t.equal(events.length, 1, 'seven of eight are not low enough to clear');
+  clock.advance(1_000);
+  t.same(
+    events.slice(1),
+    [{ bound: 'evidence_turns', saturated: false, details: { retained: 6, bound: 8 } }],
+    'cleared at three quarters of the bound, at an expiry, with nothing asked of the store',
+  );
+  t.same(store.stats(), { retained: 6, bound: 8, saturated: false, frees_in_ms: null });
+});
+
+t.test('a released room can clear the saturation too', async (t) => {
+  const events: SaturationEvent[] = [];
+  const store = new EvidenceStore(fakeClock(), { turns: 4 }, (event) => events.push(event));
+  const slots = [store.reserve(), store.reserve(), store.reserve(), store.reserve()];
+  t.throws(() => store.reserve());
+  slots[0]!.release();
+  t.same(
+    events.map((event) => event.saturated),
+    [true, false],
+    'three of four is three quarters',
+  );
+  t.doesNotThrow(() => store.reserve());
+  t.throws(() => store.reserve());
+  t.equal(events.length, 3, 'and a new saturation is told again');
 });
