@@ -137,11 +137,12 @@ t.test('every answer is flushed to a slow reader before the process exits', asyn
   const { home } = directories(t);
   const { magid, client } = await startStdio(t, { home });
   await client.initialize([]);
+  const answerBytes = Buffer.byteLength(`${JSON.stringify(await client.request('status'))}\n`);
   const stdout = magid.child.stdout!;
   stdout.pause();
   // Far more than a pipe holds, so most of it waits in the daemon until the reader reads, and less than the
-  // 1 MiB past which the daemon would stop reading stdin and so never see its end.
-  const pipelined = 2000;
+  // 1 MiB past which the daemon would stop reading stdin and so never see its end: 768 KiB of answers.
+  const pipelined = Math.floor((768 * 1024) / answerBytes);
   const ids = Array.from({ length: pipelined }, () => client.send('status'));
   client.close();
   await logged(magid, 'stopping', WAIT_MS);
