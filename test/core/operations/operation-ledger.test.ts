@@ -231,6 +231,26 @@ t.test('the reserve is bounded, and so is each connection share of it', async (t
   t.match(operations.stats().recovery_reserve, { retained: 3, bound: 3, saturated: true });
 });
 
+t.test('the reserve and each connection share of it are bounded by bytes too', async (t) => {
+  const entry = ENTRY_BYTES + 2 + 2;
+  const { operations } = ledger({
+    table: { operations: 1, bytes: 1_000_000 },
+    reserve: { operations: 100, bytes: 3 * entry },
+    connectionReserve: { operations: 100, bytes: 2 * entry },
+  });
+  fill(operations, 't', 1, A);
+  const settle = (id: string) => operations.settle(id, { ok: true, result: {} });
+  t.equal(beginCode(operations, 'a0', A_RECOVERS), 'ok');
+  settle('a0');
+  t.equal(beginCode(operations, 'a1', A_RECOVERS), 'ok');
+  settle('a1');
+  t.equal(beginCode(operations, 'a2', A_RECOVERS), 'limit_exceeded', "past the connection's bytes");
+  t.equal(beginCode(operations, 'b0', B_RECOVERS), 'ok');
+  settle('b0');
+  t.equal(beginCode(operations, 'b1', B_RECOVERS), 'limit_exceeded', "past the reserve's bytes");
+  t.match(operations.stats().recovery_reserve, { retained: 3, bytes: 3 * entry, bytes_bound: 3 * entry });
+});
+
 t.test('refusals leave the table: a flood of them takes no room from real outcomes', async (t) => {
   const { operations } = ledger({
     table: { operations: 5, bytes: 1_000_000 },
