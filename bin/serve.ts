@@ -3,6 +3,7 @@ import { ConfigError } from '../config/config-file.js';
 import type { ServeSettings } from '../config/settings.js';
 import { EndpointError } from '../core/endpoint/endpoint-error.js';
 import { acquireLock, lockHome, OWNERSHIP_CHECK_MS } from '../core/endpoint/home-lock.js';
+import { closeInheritedOnExec } from '../core/endpoint/inherited-descriptors.js';
 import type { LifetimeLock } from '../core/endpoint/lifetime-lock.js';
 import {
   checkSocketPath,
@@ -28,6 +29,7 @@ export async function serve(settings: ServeSettings): Promise<number> {
   const daemon = daemonLog(settings.logLevel);
   const { log } = daemon;
   process.umask(0o077);
+  closeInheritedOnExec();
   const locks: LifetimeLock[] = [];
   try {
     checkSocketPath(settings.socket);

@@ -3,6 +3,7 @@ import { ConfigError } from '../config/config-file.js';
 import type { StdioSettings } from '../config/settings.js';
 import { EndpointError } from '../core/endpoint/endpoint-error.js';
 import { lockHome, OWNERSHIP_CHECK_MS } from '../core/endpoint/home-lock.js';
+import { closeInheritedOnExec } from '../core/endpoint/inherited-descriptors.js';
 import type { LifetimeLock } from '../core/endpoint/lifetime-lock.js';
 import { HistoryUnavailableError } from '../core/history/history-unavailable.js';
 import { buildApp } from '../plugins/app.js';
@@ -31,6 +32,7 @@ export async function stdio(
   const daemon = daemonLog(settings.logLevel);
   const { log } = daemon;
   process.umask(0o077);
+  closeInheritedOnExec();
   let lock: LifetimeLock;
   try {
     lock = lockHome(settings.home);

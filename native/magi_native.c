@@ -1,15 +1,18 @@
 /*
  * The system calls Node does not expose that the daemon needs: the peer credentials of a connected
- * Unix socket, flock(2) for the lifetime lock, and _exit(2) for leaving without waiting for a thread
- * blocked in the kernel.
+ * Unix socket, flock(2) for the lifetime lock, _exit(2) for leaving without waiting for a thread
+ * blocked in the kernel, prlimit(2) for bounding a command's process before it starts, and FD_CLOEXEC for
+ * keeping the descriptors the daemon was started with from its children.
  * Failures are thrown as JS errors whose `code` is the errno name and `errno` its number.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -187,11 +190,66 @@ static napi_value exit_now(napi_env env, napi_callback_info info) {
   _exit(code);
 }
 
+/*
+ * limitProcess(pid, resource, bytes): sets both the soft and the hard limit of `resource` ("core", "fsize"
+ * or "data") of process `pid` to `bytes`. A process cannot raise a hard limit again, nor can its children.
+ */
+static napi_value limit_process(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int32_t pid = 0;
+  char name[16];
+  size_t name_length = 0;
+  int64_t bytes = -1;
+  if (argc < 3 || napi_get_value_int32(env, argv[0], &pid) != napi_ok || pid <= 0 ||
+      napi_get_value_string_utf8(env, argv[1], name, sizeof name, &name_length) != napi_ok ||
+      napi_get_value_int64(env, argv[2], &bytes) != napi_ok || bytes < 0) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "limitProcess takes (pid, resource, bytes)");
+    return NULL;
+  }
+  int resource;
+  if (strcmp(name, "core") == 0) resource = RLIMIT_CORE;
+  else if (strcmp(name, "fsize") == 0) resource = RLIMIT_FSIZE;
+  else if (strcmp(name, "data") == 0) resource = RLIMIT_DATA;
+  else {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "the resource is not core, fsize or data");
+    return NULL;
+  }
+  struct rlimit limit = {.rlim_cur = (rlim_t)bytes, .rlim_max = (rlim_t)bytes};
+  if (prlimit((pid_t)pid, resource, &limit, NULL) != 0) {
+    throw_errno(env, "prlimit", errno);
+    return NULL;
+  }
+  napi_value result;
+  CHECK_NAPI(env, napi_get_undefined(env, &result));
+  return result;
+}
+
+/* closeOnExec(fd): sets FD_CLOEXEC, so that no child the daemon starts inherits the descriptor. */
+static napi_value close_on_exec(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int fd;
+  if (argc < 1 || !fd_argument(env, argv[0], &fd)) return NULL;
+  int flags = fcntl(fd, F_GETFD);
+  if (flags == -1 || fcntl(fd, F_SETFD, flags | FD_CLOEXEC) == -1) {
+    throw_errno(env, "fcntl(F_SETFD)", errno);
+    return NULL;
+  }
+  napi_value result;
+  CHECK_NAPI(env, napi_get_undefined(env, &result));
+  return result;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"peerCredentials", NULL, peer_credentials, NULL, NULL, NULL, napi_enumerable, NULL},
       {"flock", NULL, flock_fd, NULL, NULL, NULL, napi_enumerable, NULL},
       {"exitNow", NULL, exit_now, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"limitProcess", NULL, limit_process, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"closeOnExec", NULL, close_on_exec, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   CHECK_NAPI(env, napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties));
   return exports;

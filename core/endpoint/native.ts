@@ -18,6 +18,10 @@ export interface MagiNative {
   flock(fd: number, exclusive: boolean, nonBlocking: boolean): boolean;
   /** _exit(2): ends the process without joining its threads (one may be blocked in the kernel). */
   exitNow(code: number): never;
+  /** prlimit(2): sets the soft and hard limit of one resource of process `pid` to `bytes`. */
+  limitProcess(pid: number, resource: 'core' | 'fsize' | 'data', bytes: number): void;
+  /** Sets FD_CLOEXEC on `fd`. */
+  closeOnExec(fd: number): void;
 }
 
 const ADDON_RELATIVE_PATH = join('native', 'build', 'Release', 'magi_native.node');
@@ -53,7 +57,11 @@ function isMagiNative(value: unknown): value is MagiNative {
     'flock' in value &&
     typeof value.flock === 'function' &&
     'exitNow' in value &&
-    typeof value.exitNow === 'function'
+    typeof value.exitNow === 'function' &&
+    'limitProcess' in value &&
+    typeof value.limitProcess === 'function' &&
+    'closeOnExec' in value &&
+    typeof value.closeOnExec === 'function'
   );
 }
 
