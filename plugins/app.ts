@@ -99,6 +99,8 @@ export interface AppOptions {
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** The daemon's home, as given at start. */
+    home: string;
     listener: Listener;
     /** How many connections the daemon serves at once, and the open-files limit that decided it. */
     connectionCapacity: ConnectionCapacity;
@@ -152,6 +154,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   app.decorate('instanceId', instanceId);
+  app.decorate('home', options.home);
   app.decorate('listener', listener!);
   app.decorate('connectionCapacity', capacity);
   if (capacity.narrowed) {

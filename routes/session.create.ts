@@ -14,7 +14,7 @@ export const Payload = Type.Object(
 
 export const Result = Type.Object({ session_id: Type.String(), workspace: Type.String() });
 
-/** `session.create`: a new durable session over an existing workspace directory. */
+/** `session.create`: a new durable session over an existing workspace directory that a sandbox can confine. */
 const sessionCreate: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post(
     '/session.create',
@@ -27,7 +27,7 @@ const sessionCreate: FastifyPluginAsyncTypebox = async (fastify) => {
       if (title !== null && Buffer.byteLength(title) > SERVICE_LIMITS.title_bytes) {
         throw new WireError('invalid_payload', 'the title is too long');
       }
-      return fastify.sessions.create(checkWorkspace(request.body.workspace), title);
+      return fastify.sessions.create(await checkWorkspace(request.body.workspace, fastify.home), title);
     },
   );
 };

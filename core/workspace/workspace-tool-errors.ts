@@ -7,6 +7,7 @@ export const WORKSPACE_TOOL_ERRORS = {
   credential_path: 'the path matches a credential rule',
   excluded_directory: 'the path reaches daemon state',
   workspace_unavailable: 'the workspace directory cannot be opened',
+  workspace_not_allowed: 'the workspace is the filesystem root',
   not_found: 'no such file or directory',
   symlink: 'the path contains a symbolic link',
   outside_workspace: 'the symbolic link leads outside the workspace',

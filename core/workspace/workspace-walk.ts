@@ -1,4 +1,4 @@
-import { type BigIntStats, closeSync, fstatSync, openSync } from 'node:fs';
+import { type BigIntStats, closeSync, fstatSync, openSync, statSync } from 'node:fs';
 import {
   assertNoExcludedAncestor,
   assertProcFdResolves,
@@ -15,7 +15,7 @@ import {
   walkDirectories,
 } from '../capture/descriptor-walk.js';
 import { decodeExactUtf8 } from '../capture/exact-utf8.js';
-import { sameFileState } from '../capture/file-state.js';
+import { sameFileState, sameInode } from '../capture/file-state.js';
 import { WorkspaceToolFailure } from './workspace-tool-errors.js';
 
 /**
@@ -40,8 +40,9 @@ export interface HeldWorkspace {
 }
 
 /**
- * Opens the workspace (following symlinks: the user chose it), refuses it when it is daemon state or lies
- * beneath daemon state, runs `use` and closes the root whatever happens.
+ * Opens the workspace (following symlinks: the user chose it), refuses it when it is the filesystem root,
+ * daemon state or lies beneath daemon state, whatever path led there, runs `use` and closes the root
+ * whatever happens.
  */
 export function withWorkspace<T>(
   workspace: string,
@@ -53,6 +54,8 @@ export function withWorkspace<T>(
   try {
     const root = fstatSync(rootFd, { bigint: true });
     assertProcFdResolves(rootFd, root);
+    if (sameInode(root, statSync('/', { bigint: true })))
+      throw new WorkspaceToolFailure('workspace_not_allowed');
     if (isExcluded(root, excluded)) throw new WorkspaceToolFailure('excluded_directory');
     assertNoExcludedAncestor(rootFd, root, excluded);
     return use({ rootFd, excluded });

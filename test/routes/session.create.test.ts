@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
@@ -36,6 +36,41 @@ for (const transport of TRANSPORTS) {
           t.notMatch(refused.error?.message ?? '', daemon.workspace, 'the error does not echo the path');
         }
         t.equal(daemon.app.history.countSessions(), before);
+      },
+    );
+
+    t.test(
+      'a workspace no sandbox could confine is invalid_payload: the root, the home, inside it, a link to either',
+      async (t) => {
+        const client = await daemon.connect(transport);
+        const before = daemon.app.history.countSessions();
+        const inside = join(daemon.home, 'state');
+        const toRoot = join(daemon.workspace, 'to-root');
+        const toHome = join(daemon.workspace, 'to-home');
+        mkdirSync(inside, { recursive: true });
+        symlinkSync('/', toRoot);
+        symlinkSync(daemon.home, toHome);
+        const cases = [
+          ['/', 'the workspace cannot be the filesystem root'],
+          ['/usr/..', 'the workspace cannot be the filesystem root'],
+          [toRoot, 'the workspace cannot be the filesystem root'],
+          [daemon.home, "the workspace cannot be the daemon's home or lie inside it"],
+          [inside, "the workspace cannot be the daemon's home or lie inside it"],
+          [toHome, "the workspace cannot be the daemon's home or lie inside it"],
+        ] as const;
+        for (const [workspace, message] of cases) {
+          const refused = await client.request(
+            'session.create',
+            { workspace, title: null },
+            { operation: op() },
+          );
+          t.same(refused.error, { code: 'invalid_payload', message }, `${workspace} refused`);
+        }
+        t.equal(daemon.app.history.countSessions(), before, 'nothing was created');
+        const beside = join(daemon.workspace, 'home-sibling');
+        mkdirSync(beside);
+        await client.call('session.create', { workspace: beside, title: null }, { operation: op() });
+        t.equal(daemon.app.history.countSessions(), before + 1, 'a folder beside the home is a workspace');
       },
     );
 

@@ -111,6 +111,24 @@ const ROWS: Row[] = [
     write: 'credential_path',
   },
   {
+    name: 'the filesystem root as the workspace',
+    file: 'etc/hostname',
+    directory: 'etc',
+    options: () => ({ workspace: '/' }),
+    read: 'workspace_not_allowed',
+    list: 'workspace_not_allowed',
+    write: 'workspace_not_allowed',
+  },
+  {
+    name: 'a symbolic link to the filesystem root as the workspace',
+    file: 'etc/hostname',
+    directory: 'etc',
+    options: (s) => ({ workspace: `${s.ws}-to-root` }),
+    read: 'workspace_not_allowed',
+    list: 'workspace_not_allowed',
+    write: 'workspace_not_allowed',
+  },
+  {
     name: 'daemon state as the workspace itself',
     file: 'history.txt',
     directory: '.',
@@ -160,6 +178,7 @@ const DEVICE_ROW: Row = {
 function populate(s: Sandbox, withDevice: boolean): void {
   symlinkSync(join(s.outside, 'secret.txt'), join(s.ws, 'link.txt'));
   symlinkSync(s.outside, join(s.ws, 'linkdir'));
+  symlinkSync('/', `${s.ws}-to-root`);
   mkdirSync(join(s.outside, 'sub'));
   mkdirSync(join(s.ws, 'dir'));
   writeFileSync(join(s.ws, 'dir/f.txt'), INSIDE);
@@ -268,7 +287,7 @@ t.test('a device node, for every tool', { skip: deviceUnavailable }, async (t) =
 t.test('every code has one fixed message, and no two codes share one', async (t) => {
   const messages = Object.values(WORKSPACE_TOOL_ERRORS);
   t.equal(new Set(messages).size, messages.length);
-  t.equal(messages.length, 22);
+  t.equal(messages.length, 23);
 });
 
 t.test('the same workspace is ordinary when its state is not excluded', async (t) => {
