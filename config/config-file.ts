@@ -9,6 +9,12 @@ import { readMcpServers } from './mcp-servers-config.js';
 
 export const CONFIG_FILE_NAME = 'config.json';
 
+/** Bounds of `tools.run_command`: so many readable paths at most, and the least memory and processes a command may get. */
+const RUN_COMMAND_READABLE_PATHS_MAX = 64;
+const RUN_COMMAND_MEMORY_BYTES_MIN = 64 * 1024 * 1024;
+const RUN_COMMAND_PROCESSES_MIN = 16;
+const RUN_COMMAND_PROCESSES_MAX = 65_536;
+
 /**
  * Only the fields the daemon reads are checked. Objects stay open at every level so fields the daemon does
  * not know (or no longer knows) are carried through rather than refused.
@@ -26,6 +32,17 @@ const ToolOptions = Type.Object({
   disabled: Type.Optional(Type.Array(Type.String())),
   enabled: Type.Optional(Type.Array(Type.Enum([...ENABLEABLE_BUILTIN_TOOLS]))),
   web_fetch: Type.Optional(Type.Object({ allow_private_addresses: Type.Optional(Type.Boolean()) })),
+  run_command: Type.Optional(
+    Type.Object({
+      readable_paths: Type.Optional(
+        Type.Array(Type.String({ minLength: 1 }), { maxItems: RUN_COMMAND_READABLE_PATHS_MAX }),
+      ),
+      memory_bytes: Type.Optional(Type.Integer({ minimum: RUN_COMMAND_MEMORY_BYTES_MIN })),
+      processes: Type.Optional(
+        Type.Integer({ minimum: RUN_COMMAND_PROCESSES_MIN, maximum: RUN_COMMAND_PROCESSES_MAX }),
+      ),
+    }),
+  ),
 });
 const ConfigFileSchema = Type.Object({
   skills: Type.Optional(DisabledNames),
@@ -47,6 +64,15 @@ export interface DisabledSection {
 export interface ToolsSection extends DisabledSection {
   readonly enabled: readonly BuiltinToolName[];
   readonly web_fetch: { readonly allow_private_addresses: boolean; readonly [field: string]: unknown };
+  readonly run_command: RunCommandSection;
+}
+
+/** What commands may read of the user's home beyond the defaults, and their bounds (null: the defaults). */
+export interface RunCommandSection {
+  readonly readable_paths: readonly string[];
+  readonly memory_bytes: number | null;
+  readonly processes: number | null;
+  readonly [field: string]: unknown;
 }
 
 /** How requests to the model provider are shaped; its other fields are carried through. */
@@ -97,7 +123,12 @@ export class ConfigError extends Error {
 export function defaultConfig(): DaemonConfig {
   return {
     skills: { disabled: [] },
-    tools: { disabled: [], enabled: [], web_fetch: { allow_private_addresses: false } },
+    tools: {
+      disabled: [],
+      enabled: [],
+      web_fetch: { allow_private_addresses: false },
+      run_command: { readable_paths: [], memory_bytes: null, processes: null },
+    },
     mcp_servers: {},
     provider: {
       headers: {},
@@ -139,6 +170,11 @@ export function parseConfig(text: string): DaemonConfig {
       disabled?: string[];
       enabled?: BuiltinToolName[];
       web_fetch?: Record<string, unknown> & { allow_private_addresses?: boolean };
+      run_command?: Record<string, unknown> & {
+        readable_paths?: string[];
+        memory_bytes?: number;
+        processes?: number;
+      };
     };
     provider?: Record<string, unknown> & Partial<ProviderSection>;
   };
@@ -153,6 +189,12 @@ export function parseConfig(text: string): DaemonConfig {
       web_fetch: {
         ...file.tools?.web_fetch,
         allow_private_addresses: file.tools?.web_fetch?.allow_private_addresses ?? false,
+      },
+      run_command: {
+        ...file.tools?.run_command,
+        readable_paths: [...(file.tools?.run_command?.readable_paths ?? [])],
+        memory_bytes: file.tools?.run_command?.memory_bytes ?? null,
+        processes: file.tools?.run_command?.processes ?? null,
       },
     },
     mcp_servers: mcp.servers,
@@ -233,6 +275,7 @@ const TYPE_NAMES: Readonly<Record<string, string>> = {
   array: 'an array',
   string: 'a string',
   boolean: 'a boolean',
+  integer: 'an integer',
 };
 
 /**

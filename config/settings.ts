@@ -24,16 +24,17 @@ export interface ServeSettings {
   provider: ProviderSettings;
   debugHttp: boolean;
   logLevel: string;
-  /** Where `run_command` finds `bwrap` (PATH), and whose credential folders its sandbox hides. */
+  /** Where `run_command` finds `bwrap` (PATH), the user's home it hides, and the places it empties. */
   toolEnvironment: ToolEnvironment;
 }
 
 /** The embedded defaults, overridden by flags; the only place the environment is read. */
 export function serveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv = process.env): ServeSettings {
   const home = resolve(flags.home ?? resolve(homedir(), '.magi'));
+  const socket = resolve(flags.socket ?? defaultSocketPath(home, env));
   return {
     home,
-    socket: resolve(flags.socket ?? defaultSocketPath(home, env)),
+    socket,
     idleTimeoutMs: flags.idleTimeoutMs ?? 0,
     provider: {
       baseUrl: flags.providerBaseUrl ?? null,
@@ -42,7 +43,12 @@ export function serveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv = proces
     },
     debugHttp: flags.debugHttp ?? false,
     logLevel: flags.logLevel ?? 'info',
-    toolEnvironment: { searchPath: env.PATH ?? '', userHome: homedir() },
+    toolEnvironment: {
+      searchPath: env.PATH ?? '',
+      userHome: homedir(),
+      runtimeDirectory: env.XDG_RUNTIME_DIR || null,
+      socketPath: socket,
+    },
   };
 }
 
@@ -53,7 +59,7 @@ export type StdioSettings = Pick<ServeSettings, 'home' | 'provider' | 'logLevel'
 /** `magid stdio` takes the home, provider and log level exactly as `serve` does. */
 export function stdioSettings(flags: StdioFlags, env: NodeJS.ProcessEnv = process.env): StdioSettings {
   const { home, provider, logLevel, toolEnvironment } = serveSettings(flags, env);
-  return { home, provider, logLevel, toolEnvironment };
+  return { home, provider, logLevel, toolEnvironment: { ...toolEnvironment, socketPath: null } };
 }
 
 /** Where `magid status` and `magid stop` look for the daemon when no socket is named. */

@@ -5,10 +5,17 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
  * and starts directly. From the TypeScript sources (tests, benches) the module loads through whatever
  * TypeScript hooks the worker inherits; Node 20 does not carry hooks registered with `--import tsx` into
  * workers, so when the worker cannot load TypeScript it registers tsx itself and loads the module again.
- * `workerData` reaches the module as `workerData` of node:worker_threads either way.
+ * `workerData` reaches the module as `workerData` of node:worker_threads either way. `trackUnmanagedFds`
+ * is Node's: a thread that hands descriptors it opened to another must be started without it, or its exit
+ * closes them by number, whatever they name by then.
  */
-export function startModuleWorker(url: URL, workerData?: unknown): Worker {
-  const options: WorkerOptions = workerData === undefined ? {} : { workerData };
+export function startModuleWorker(
+  url: URL,
+  workerData?: unknown,
+  { trackUnmanagedFds = true }: { trackUnmanagedFds?: boolean } = {},
+): Worker {
+  const options: WorkerOptions =
+    workerData === undefined ? { trackUnmanagedFds } : { workerData, trackUnmanagedFds };
   if (!url.pathname.endsWith('.ts')) return new Worker(url, options);
   const tsx = import.meta.resolve('tsx/esm/api');
   const bootstrap = `

@@ -9,18 +9,32 @@ import { readHomeInstructions } from '../core/agent/home-instructions.js';
 import { INSTRUCTIONS_LIMITS } from '../core/agent/instructions-limits.js';
 import type { InstructionsState } from '../core/agent/instructions-state.js';
 import type { Clock } from '../core/clock.js';
+import { nativeAddon } from '../core/endpoint/native.js';
 import { type McpServerEntry, McpServers } from '../core/mcp/mcp-servers.js';
-import { CommandSandbox, credentialHiddenPaths, probeSandbox } from '../core/sandbox/command-sandbox.js';
+import {
+  type BoundsEnforcement,
+  COMMAND_BOUNDS,
+  CommandSandbox,
+  probeSandbox,
+  resolveSandboxView,
+  resourceControl,
+  type SandboxUnavailableReason,
+  unixSocketFilter,
+} from '../core/sandbox/command-sandbox.js';
 import { loadInstalledSkills, skillIndex } from '../core/skills/installed-skills.js';
 import { type SkillsStatus, skillsStatus } from '../core/skills/skills-status.js';
 import { WebFetcher } from '../core/web/web-fetch.js';
 import { WorkspaceTools } from '../core/workspace/workspace-tools.js';
 
-/** Where `run_command` finds `bwrap`, and the user whose credential folders the sandbox hides. */
+/** Where `run_command` finds `bwrap`, the user whose home it hides, and the places it empties. */
 export interface ToolEnvironment {
   /** A PATH string. */
   searchPath: string;
   userHome: string;
+  /** `XDG_RUNTIME_DIR`, or null. */
+  runtimeDirectory: string | null;
+  /** Where the daemon listens, or null (stdio). */
+  socketPath: string | null;
 }
 
 export interface AgentPluginOptions {
@@ -38,6 +52,21 @@ export interface AgentPluginOptions {
 /** `run_command` as `status` reports it: not asked for, asked for but without a usable sandbox, or offered. */
 export type CommandToolState = 'off' | 'unavailable' | 'offered';
 
+/** The command sandbox as `status` reports it: why it is unavailable, or the bounds every command runs under. */
+export interface SandboxStatus {
+  run_command: CommandToolState;
+  reason: SandboxUnavailableReason | null;
+  bounds: {
+    concurrent_commands: number;
+    memory_bytes: number;
+    /** Null where nothing bounds them (rlimits only). */
+    processes: number | null;
+    file_size_bytes: number;
+    core_dump_bytes: 0;
+    enforced_by: BoundsEnforcement;
+  } | null;
+}
+
 export interface AgentTools {
   readonly toolbox: AgentToolbox;
   /** Read once at startup: the home's `AGENTS.md` and the installed skills' index ('' when absent). */
@@ -46,6 +75,7 @@ export interface AgentTools {
   readonly skills: SkillsStatus;
   readonly homeInstructions: InstructionsState;
   readonly runCommand: CommandToolState;
+  readonly sandbox: SandboxStatus;
   /** The configured MCP servers; null when none is. */
   readonly mcp: McpServers | null;
   /** True once the daemon closed while a workspace tool was still blocked on the filesystem. */
@@ -89,18 +119,57 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
     (name) => name !== 'load_skill' || installed.skills.length > 0,
   );
   let commands: CommandSandbox | null = null;
-  let runCommand: CommandToolState = 'off';
+  let sandbox: SandboxStatus = { run_command: 'off', reason: null, bounds: null };
   if (wanted.includes('run_command')) {
-    const probe = await probeSandbox({ searchPath: environment.searchPath, clock });
+    const limitProcess = nativeAddon().limitProcess;
+    const probe = await probeSandbox({
+      searchPath: environment.searchPath,
+      clock,
+      arch: process.arch,
+      limitProcess,
+    });
     if (probe.available) {
+      const view = await resolveSandboxView({
+        daemonHome: home,
+        socketPath: environment.socketPath,
+        userHome: environment.userHome,
+        runtimeDirectory: environment.runtimeDirectory,
+        readablePaths: tools.run_command.readable_paths,
+        searchPath: environment.searchPath,
+      });
+      for (const { path, reason } of view.skipped) {
+        log.warn({ path, reason }, 'a readable path of run_command is not made readable');
+      }
+      const bounds = {
+        memoryBytes: tools.run_command.memory_bytes ?? COMMAND_BOUNDS.memory_bytes_default,
+        processes: tools.run_command.processes ?? COMMAND_BOUNDS.processes_default,
+      };
+      const control = await resourceControl(bounds, clock);
       commands = new CommandSandbox({
         bwrap: probe.bwrap,
         clock,
-        hiddenPaths: [home, ...credentialHiddenPaths(environment.userHome)],
+        view,
+        seccomp: unixSocketFilter(probe.architecture),
+        control,
+        bounds,
+        limitProcess,
+        coverDirectory: join(home, 'run', 'sandbox'),
       });
-      runCommand = 'offered';
+      await commands.sweep();
+      sandbox = {
+        run_command: 'offered',
+        reason: null,
+        bounds: {
+          concurrent_commands: COMMAND_BOUNDS.concurrent,
+          memory_bytes: bounds.memoryBytes,
+          processes: control.enforcedBy === 'rlimit' ? null : bounds.processes,
+          file_size_bytes: COMMAND_BOUNDS.file_size_bytes,
+          core_dump_bytes: 0,
+          enforced_by: control.enforcedBy,
+        },
+      };
     } else {
-      runCommand = 'unavailable';
+      sandbox = { run_command: 'unavailable', reason: probe.reason, bounds: null };
       log.warn(
         { reason: probe.reason },
         'run_command is enabled but the bubblewrap sandbox cannot run here; the tool is not offered',
@@ -137,7 +206,8 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
     instructions: { home: homeInstructions.text, skillIndex: skillIndex(installed.skills) },
     skills: skillsStatus(installed, discovery.unused),
     homeInstructions: homeInstructions.state,
-    runCommand,
+    runCommand: sandbox.run_command,
+    sandbox,
     mcp,
     get abandoned() {
       return abandoned;

@@ -111,6 +111,8 @@ const NO_PROVIDER: ProviderSettings = { baseUrl: null, model: null, apiKey: null
 const DEFAULT_TOOL_ENVIRONMENT: ToolEnvironment = {
   searchPath: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
   userHome: homedir(),
+  runtimeDirectory: null,
+  socketPath: null,
 };
 
 /**

@@ -56,6 +56,31 @@ const Result = Type.Object({
     /** `off` unless configured; `unavailable` when configured but the sandbox cannot run here. */
     run_command: Type.Union([Type.Literal('off'), Type.Literal('unavailable'), Type.Literal('offered')]),
   }),
+  /** The command sandbox: why `run_command` is unavailable, or the bounds every command runs under. */
+  sandbox: Type.Object({
+    run_command: Type.Union([Type.Literal('off'), Type.Literal('unavailable'), Type.Literal('offered')]),
+    reason: Type.Union([
+      Type.Literal('not_installed'),
+      Type.Literal('cannot_start'),
+      Type.Literal('unsupported_architecture'),
+      Type.Null(),
+    ]),
+    bounds: Type.Union([
+      Type.Object({
+        concurrent_commands: Type.Integer(),
+        memory_bytes: Type.Integer(),
+        processes: Type.Union([Type.Integer(), Type.Null()]),
+        file_size_bytes: Type.Integer(),
+        core_dump_bytes: Type.Literal(0),
+        enforced_by: Type.Union([
+          Type.Literal('cgroup_v1'),
+          Type.Literal('cgroup_v2'),
+          Type.Literal('rlimit'),
+        ]),
+      }),
+      Type.Null(),
+    ]),
+  }),
   /** Each configured MCP server: its name, state, how many tools it offers now and why it is away. */
   mcp_servers: Type.Array(
     Type.Object({
@@ -109,6 +134,7 @@ const status: FastifyPluginAsyncTypebox = async (fastify) => {
         sessions: fastify.history.countSessions(),
         active_turns: fastify.turns.activeCount,
         tools: { builtin: [...fastify.agent.toolbox.offered], run_command: fastify.agent.runCommand },
+        sandbox: fastify.agent.sandbox,
         mcp_servers: fastify.agent.mcp?.status() ?? [],
         skills: fastify.agent.skills,
         instructions: {

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { McpServers, McpTool } from '../mcp/mcp-servers.js';
@@ -6,7 +5,12 @@ import type { FunctionTool } from '../provider/chat-provider.js';
 import type { BuiltinToolName } from '../resources/builtin-tools.js';
 import { MCP_TOOL_PREFIX } from '../resources/names.js';
 import type { CommandSandbox } from '../sandbox/command-sandbox.js';
-import { COMMAND_LIMITS, commandResultText } from '../sandbox/command-sandbox.js';
+import {
+  COMMAND_LIMITS,
+  commandResultText,
+  ScanRefusal,
+  type ScanRefusalReason,
+} from '../sandbox/command-sandbox.js';
 import type { WebFetcher } from '../web/web-fetch.js';
 import { WORKSPACE_TOOL_PARAMETERS, type WorkspaceTools } from '../workspace/workspace-tools.js';
 import {
@@ -100,19 +104,25 @@ const VALIDATORS = new Map(
 );
 
 const UNAVAILABLE: ToolOutcome = { ok: false, code: 'unavailable', message: 'the tool is not available' };
-const ROOT_WORKSPACE: ToolOutcome = {
-  ok: false,
-  code: 'workspace_not_allowed',
-  message: 'the tool does not write to a workspace that is the filesystem root',
-};
 const COMMAND_FAILED: ToolOutcome = {
   ok: false,
   code: 'command_failed',
   message: 'the command could not be started',
 };
-
-/** The tools that change files: they refuse a workspace that is the whole filesystem. */
-const WRITING_TOOLS: ReadonlySet<BuiltinToolName> = new Set(['write_file', 'edit_file', 'run_command']);
+/** Why a command's workspace could not be prepared (docs/sandbox.md); nothing ran. */
+const COMMAND_REFUSALS: Readonly<Record<ScanRefusalReason, ToolOutcome>> = {
+  workspace_unavailable: COMMAND_FAILED,
+  workspace_not_allowed: {
+    ok: false,
+    code: 'workspace_not_allowed',
+    message: "the workspace is the filesystem root, the daemon's home or inside it",
+  },
+  workspace_too_large: {
+    ok: false,
+    code: 'workspace_too_large',
+    message: 'the workspace has more folders or entries than a command sandbox checks',
+  },
+};
 
 /**
  * The daemon's own tools as offered and run: the built-in tools decided at startup, the MCP servers' tools
@@ -223,9 +233,6 @@ export class AgentToolbox {
     const { workspaceTools, commands, web, excludedDirectories, skills, mcp } = this.#services;
     const args = call.arguments;
     if (call.kind === 'mcp') return mcp ? mcp.call(call.name, args, context.signal) : UNAVAILABLE;
-    if (WRITING_TOOLS.has(call.name as BuiltinToolName) && resolve(context.workspace) === '/') {
-      return ROOT_WORKSPACE;
-    }
     switch (call.name) {
       case 'read_file':
       case 'list_directory':
@@ -247,9 +254,9 @@ export class AgentToolbox {
             signal: context.signal,
           });
           return { ok: true, output: commandResultText(outcome) };
-        } catch {
-          // A workspace that is gone, a sandbox closing or a NUL in the command: nothing ran.
-          return COMMAND_FAILED;
+        } catch (error) {
+          // A workspace refused or gone, a sandbox closing or a NUL in the command: nothing ran.
+          return error instanceof ScanRefusal ? COMMAND_REFUSALS[error.reason] : COMMAND_FAILED;
         }
       }
       case 'web_fetch':

@@ -1,14 +1,21 @@
+import { fitTextInJson } from '../agent/fitted-json.js';
+import { COMMAND_LIMITS } from './command-limits.js';
 import type { CommandOutcome } from './command-runner.js';
 
-/** The compact JSON text the model receives for one command. */
+/**
+ * The compact JSON text the model receives for one command, at most `COMMAND_LIMITS.result_bytes` of it
+ * encoded: the output is cut further when escaping it would pass the bound, while the exit code, the
+ * signal and both streams' sizes are always there.
+ */
 export function commandResultText(outcome: CommandOutcome): string {
-  return JSON.stringify({
+  return fitTextInJson(outcome.output, COMMAND_LIMITS.result_bytes, (output, cut) => ({
     exit_code: outcome.exitCode,
     signal: outcome.signal,
     timed_out: outcome.timedOut,
     cancelled: outcome.cancelled,
-    output: outcome.output,
-    truncated: outcome.truncated,
-    output_bytes: outcome.outputBytes,
-  });
+    output,
+    truncated: outcome.truncated || cut,
+    stdout_bytes: outcome.stdoutBytes,
+    stderr_bytes: outcome.stderrBytes,
+  })).json;
 }

@@ -19,10 +19,15 @@ const HOME_CREDENTIAL_PATHS: readonly string[] = [
   '.config/google-chrome',
   '.config/chromium',
   '.config/BraveSoftware',
+  '.config/github-copilot',
+  '.config/configstore',
+  '.config/netlify',
+  '.config/gcloud',
   '.mozilla',
   '.thunderbird',
   '.local/share/keyrings',
   '.local/share/kwalletd',
+  '.local/share/com.vercel.cli',
   '.pki',
   '.cargo/credentials',
   '.cargo/credentials.toml',
@@ -33,6 +38,18 @@ const HOME_CREDENTIAL_PATHS: readonly string[] = [
   '.nuget/NuGet/NuGet.Config',
   '.composer/auth.json',
   '.config/composer/auth.json',
+  '.pulumi/credentials.json',
+  '.fly',
+  '.huggingface',
+  '.cache/huggingface/token',
+  '.cache/huggingface/stored_tokens',
+  '.kaggle',
+  '.claude/.credentials.json',
+  '.claude.json',
+  '.codex/auth.json',
+  '.gemini',
+  '.wakatime.cfg',
+  '.ipython',
   '.bash_history',
   '.zsh_history',
   '.sh_history',
@@ -48,8 +65,9 @@ const HOME_CREDENTIAL_PATHS: readonly string[] = [
 ];
 
 /**
- * The credential folders and files of `userHome` that a command must never see: every literal capture
- * rule taken as a path under the home, and the home-only places above.
+ * The credential folders and files of `userHome`: every literal capture rule taken as a path under the
+ * home, and the home-only places above. Commands see an empty home, so these matter where a command can
+ * still reach into the home: a workspace that is the home or holds it, and the readable folders.
  */
 export function credentialHiddenPaths(userHome: string): string[] {
   const relative = [

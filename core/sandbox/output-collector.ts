@@ -1,9 +1,12 @@
-/** What a command printed, as much of it as is kept, and how much it printed in all. */
+/** What a command printed, as much of it as is kept, and how much it printed on each stream. */
 export interface CollectedOutput {
   output: string;
   truncated: boolean;
-  outputBytes: number;
+  stdoutBytes: number;
+  stderrBytes: number;
 }
+
+export type OutputStream = 'stdout' | 'stderr';
 
 /**
  * Collects the chunks of both pipes in arrival order, keeping the first `limit` bytes and only counting
@@ -13,14 +16,14 @@ export class OutputCollector {
   readonly #limit: number;
   readonly #kept: Buffer[] = [];
   #keptBytes = 0;
-  #totalBytes = 0;
+  readonly #bytes = { stdout: 0, stderr: 0 };
 
   constructor(limit: number) {
     this.#limit = limit;
   }
 
-  add(chunk: Buffer): void {
-    this.#totalBytes += chunk.length;
+  add(stream: OutputStream, chunk: Buffer): void {
+    this.#bytes[stream] += chunk.length;
     const room = this.#limit - this.#keptBytes;
     if (room <= 0) return;
     const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
@@ -30,7 +33,8 @@ export class OutputCollector {
 
   result(): CollectedOutput {
     let bytes = Buffer.concat(this.#kept, this.#keptBytes);
-    let truncated = this.#totalBytes > this.#limit;
+    const total = this.#bytes.stdout + this.#bytes.stderr;
+    let truncated = total > this.#limit;
     if (truncated) bytes = bytes.subarray(0, completeLength(bytes));
     let output = bytes.toString('utf8');
     // Bytes that are not UTF-8 decode to U+FFFD, three bytes each, so the text can outgrow the bound.
@@ -40,7 +44,7 @@ export class OutputCollector {
       output = fitting.subarray(0, completeLength(fitting)).toString('utf8');
       truncated = true;
     }
-    return { output, truncated, outputBytes: this.#totalBytes };
+    return { output, truncated, stdoutBytes: this.#bytes.stdout, stderrBytes: this.#bytes.stderr };
   }
 }
 

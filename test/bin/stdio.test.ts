@@ -23,7 +23,12 @@ function harness(t: Test, provider: ProviderSettings = NO_PROVIDER) {
   streams.output.on('data', (bytes: Buffer) => client.receive(bytes));
   const run = () =>
     stdio(
-      { home, provider, logLevel: 'silent', toolEnvironment: { searchPath: '', userHome: root } },
+      {
+        home,
+        provider,
+        logLevel: 'silent',
+        toolEnvironment: { searchPath: '', userHome: root, runtimeDirectory: null, socketPath: null },
+      },
       streams,
     );
   return { home, input, output: streams.output, client, run };

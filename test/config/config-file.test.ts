@@ -34,7 +34,13 @@ function refusal(t: Test, text: string, message: string, pointer: string | null)
   t.notMatch(error.message, SECRET, 'the value is not echoed');
 }
 
-const TOOL_DEFAULTS = { disabled: [], enabled: [], web_fetch: { allow_private_addresses: false } };
+const RUN_COMMAND_DEFAULTS = { readable_paths: [], memory_bytes: null, processes: null };
+const TOOL_DEFAULTS = {
+  disabled: [],
+  enabled: [],
+  web_fetch: { allow_private_addresses: false },
+  run_command: RUN_COMMAND_DEFAULTS,
+};
 
 t.test('a missing file means the defaults', async (t) => {
   const config = loadConfigFile(t.testdir());
@@ -200,6 +206,7 @@ t.test('the tools section: which built-in tools to enable, and where web_fetch m
     disabled: [],
     enabled: ['write_file', 'run_command'],
     web_fetch: { allow_private_addresses: true, other: 1 },
+    run_command: RUN_COMMAND_DEFAULTS,
   });
   refusal(
     t,
@@ -224,6 +231,73 @@ t.test('the tools section: which built-in tools to enable, and where web_fetch m
     '{"tools":{"web_fetch":{"allow_private_addresses":"yes"}}}',
     'config.json: /tools/web_fetch/allow_private_addresses must be a boolean',
     '/tools/web_fetch/allow_private_addresses',
+  );
+});
+
+t.test('the run_command section: readable paths and the bounds, within their ranges', async (t) => {
+  const config = parseConfig(
+    JSON.stringify({
+      tools: {
+        run_command: {
+          readable_paths: ['~/.local/share/pnpm', '/opt/sdk'],
+          memory_bytes: 67_108_864,
+          processes: 16,
+          x: 1,
+        },
+      },
+    }),
+  );
+  t.same(config.tools.run_command, {
+    readable_paths: ['~/.local/share/pnpm', '/opt/sdk'],
+    memory_bytes: 67_108_864,
+    processes: 16,
+    x: 1,
+  });
+  t.same(
+    parseConfig(JSON.stringify({ tools: { run_command: { processes: 65_536 } } })).tools.run_command
+      .processes,
+    65_536,
+  );
+  t.same(
+    parseConfig(JSON.stringify({ tools: { run_command: { readable_paths: Array(64).fill('/opt') } } })).tools
+      .run_command.readable_paths.length,
+    64,
+  );
+  refusal(
+    t,
+    '{"tools":{"run_command":{"memory_bytes":67108863}}}',
+    'config.json: /tools/run_command/memory_bytes is not valid',
+    '/tools/run_command/memory_bytes',
+  );
+  refusal(
+    t,
+    '{"tools":{"run_command":{"processes":15}}}',
+    'config.json: /tools/run_command/processes is not valid',
+    '/tools/run_command/processes',
+  );
+  refusal(
+    t,
+    '{"tools":{"run_command":{"processes":65537}}}',
+    'config.json: /tools/run_command/processes is not valid',
+    '/tools/run_command/processes',
+  );
+  refusal(
+    t,
+    '{"tools":{"run_command":{"processes":16.5}}}',
+    'config.json: /tools/run_command/processes must be an integer',
+    '/tools/run_command/processes',
+  );
+  refusal(
+    t,
+    JSON.stringify({ tools: { run_command: { readable_paths: Array(65).fill('/opt') } } }),
+    'config.json: /tools/run_command/readable_paths is not valid',
+    '/tools/run_command/readable_paths',
+  );
+  refusal(
+    t,
+    '{"tools":{"run_command":{"readable_paths":[""]}}}',
+    'config.json: /tools/run_command/readable_paths/0 is not valid',
+    '/tools/run_command/readable_paths/0',
   );
 });
 

@@ -1,13 +1,30 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock } from '../../core/clock.js';
-import { probeSandbox } from '../../core/sandbox/command-sandbox.js';
+import { nativeAddon } from '../../core/endpoint/native.js';
+import {
+  CommandSandbox,
+  type CommandSandboxOptions,
+  probeSandbox,
+  resolveSandboxView,
+  type SandboxView,
+  unixSocketFilter,
+} from '../../core/sandbox/command-sandbox.js';
+import type { ResourceControl } from '../../core/sandbox/resource-control.js';
+import { seccompArchitecture } from '../../core/sandbox/seccomp-filter.js';
+import { fakeClock } from './fake-clock.js';
 
 interface Tap {
   teardown(fn: () => unknown): void;
 }
 
-const probe = await probeSandbox({ searchPath: process.env.PATH ?? '', clock: systemClock });
+const probe = await probeSandbox({
+  searchPath: process.env.PATH ?? '',
+  clock: systemClock,
+  arch: process.arch,
+  limitProcess: nativeAddon().limitProcess,
+});
 
 /** The `bwrap` this machine can run sandboxes with, or null. */
 export const bwrap: string | null = probe.available ? probe.bwrap : null;
@@ -15,9 +32,11 @@ export const bwrap: string | null = probe.available ? probe.bwrap : null;
 /** Why this machine cannot run the sandbox, as its probe found, or null when it can. */
 export const sandboxUnavailable: string | null = probe.available
   ? null
-  : probe.reason === 'not_installed'
-    ? 'bwrap is not on the search path'
-    : 'bwrap is installed but cannot start a sandbox here (user namespaces may be forbidden)';
+  : {
+      not_installed: 'bwrap is not on the search path',
+      cannot_start: 'bwrap is installed but cannot start a sandbox here (user namespaces may be forbidden)',
+      unsupported_architecture: 'the seccomp filter has no program for this architecture',
+    }[probe.reason];
 
 /**
  * A fresh directory on the root filesystem, which the sandbox binds read-only. Not under /tmp: the sandbox
@@ -29,14 +48,17 @@ export async function rootDirectory(t: Tap): Promise<string> {
   return directory;
 }
 
-/** The ids of processes whose command line, its arguments joined by spaces, contains `marker`. */
-export async function processesWith(marker: string): Promise<number[]> {
+/**
+ * The ids of processes whose command line, its arguments joined by spaces, contains `marker` (or is it
+ * exactly: the command itself, not the shells and the sandbox that carry it in their arguments).
+ */
+export async function processesWith(marker: string, exact = false): Promise<number[]> {
   const found: number[] = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
       const commandLine = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0').join(' ');
-      if (commandLine.includes(marker)) found.push(Number(entry));
+      if (exact ? commandLine.trimEnd() === marker : commandLine.includes(marker)) found.push(Number(entry));
     } catch {
       // the process ended while the list was read
     }
@@ -58,10 +80,10 @@ export async function processesLeft(marker: string, timeoutMs = 5_000): Promise<
   return left;
 }
 
-/** Waits, in real time, until some process carries `marker` (the sandboxed command has started). */
+/** Waits, in real time, until a process runs exactly `marker` (the sandboxed command itself has started). */
 export async function processStarted(marker: string, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs;
-  while ((await processesWith(marker)).length === 0) {
+  while ((await processesWith(marker, true)).length === 0) {
     if (Date.now() > until) throw new Error(`no process carrying ${marker} started`);
     await sleep(20);
   }
@@ -84,4 +106,55 @@ export function killOnTeardown(t: Tap, ...markers: string[]): void {
 
 export function neverAborted(): AbortSignal {
   return new AbortController().signal;
+}
+
+/** Bounds a command by rlimits alone, as on a machine where no cgroup can be made. */
+export const RLIMITS_ONLY: ResourceControl = {
+  enforcedBy: 'rlimit',
+  group: async () => null,
+  close: async () => {},
+};
+
+export interface TestSandboxOptions extends Partial<Omit<CommandSandboxOptions, 'view'>> {
+  /** Replaces parts of the view resolved for a daemon without a user's home, socket or readable paths. */
+  view?: Partial<SandboxView>;
+}
+
+/**
+ * The options of a command sandbox on the real bwrap with the real seccomp filter, bounded by rlimits alone
+ * and on a fake clock unless told otherwise, its daemon home and covers in a fresh folder.
+ */
+export async function testSandboxOptions(
+  t: Tap,
+  options: TestSandboxOptions = {},
+): Promise<CommandSandboxOptions> {
+  const { view, ...rest } = options;
+  const root = await rootDirectory(t);
+  const resolved = await resolveSandboxView({
+    daemonHome: join(root, 'magi'),
+    socketPath: null,
+    userHome: null,
+    runtimeDirectory: null,
+    readablePaths: [],
+    searchPath: '',
+  });
+  return {
+    bwrap: bwrap ?? '/nonexistent/bwrap',
+    clock: fakeClock(),
+    view: { ...resolved, ...view },
+    seccomp: unixSocketFilter(seccompArchitecture(process.arch) ?? 'x64'),
+    control: RLIMITS_ONLY,
+    bounds: { memoryBytes: 2 ** 31, processes: 256 },
+    limitProcess: nativeAddon().limitProcess,
+    coverDirectory: join(root, 'covers'),
+    concurrent: 1,
+    ...rest,
+  };
+}
+
+/** A command sandbox made of testSandboxOptions, closed when the test ends. */
+export async function testSandbox(t: Tap, options: TestSandboxOptions = {}): Promise<CommandSandbox> {
+  const sandbox = new CommandSandbox(await testSandboxOptions(t, options));
+  t.teardown(() => sandbox.close());
+  return sandbox;
 }

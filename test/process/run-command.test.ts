@@ -69,7 +69,8 @@ t.test(
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
     t.teardown(() => listener.close());
     const port = (listener.address() as { port: number }).port;
-    const outside = join('/var/tmp', `magid-outside-${process.pid}`);
+    // On the read-only root: /tmp and /var/tmp are the command's own empty folders.
+    const outside = join('/usr/local', `magid-outside-${process.pid}`);
     const command = [
       'echo inside > made.txt',
       `(echo outside > ${outside}) 2>/dev/null || echo no-outside`,

@@ -159,15 +159,25 @@ export interface StartedDaemon {
   ready: ReadyLine;
 }
 
-/** `magid serve --socket <socket> --home <home> ...args`, once it printed its ready line. */
+/**
+ * `magid serve --socket <socket> --home <home> ...args` (without `--socket` when it is null: the default
+ * socket), with `env` over the test's environment, once it printed its ready line.
+ */
 export async function startDaemon(
   t: Tap,
-  options: { socket: string; home: string; args?: readonly string[]; nodeArgs?: readonly string[] },
+  options: {
+    socket: string | null;
+    home: string;
+    args?: readonly string[];
+    nodeArgs?: readonly string[];
+    env?: NodeJS.ProcessEnv;
+  },
 ): Promise<StartedDaemon> {
+  const socket = options.socket === null ? [] : ['--socket', options.socket];
   const magid = runMagid(
     t,
-    ['serve', '--socket', options.socket, '--home', options.home, ...(options.args ?? [])],
-    {},
+    ['serve', ...socket, '--home', options.home, ...(options.args ?? [])],
+    options.env ?? {},
     'ignore',
     options.nodeArgs,
   );

@@ -359,7 +359,12 @@ t.test(
     const daemon = await startDaemon(t, {
       provider: { baseUrl: provider.baseUrl, model: 'scripted-model', apiKey: null },
       config: { tools: { enabled: ['run_command'] } },
-      toolEnvironment: { searchPath: '/nonexistent', userHome: '/nonexistent' },
+      toolEnvironment: {
+        searchPath: '/nonexistent',
+        userHome: '/nonexistent',
+        runtimeDirectory: null,
+        socketPath: null,
+      },
     });
     const client = await daemon.connect('in-process', []);
     t.match(await client.call('status'), {
@@ -367,6 +372,7 @@ t.test(
         builtin: ['read_file', 'list_directory', 'search_files', 'update_plan', 'spawn_agent'],
         run_command: 'unavailable',
       },
+      sandbox: { run_command: 'unavailable', reason: 'not_installed', bounds: null },
     });
     provider.reply(['ok']);
     const who = await controller(daemon, 'in-process');
@@ -375,7 +381,11 @@ t.test(
     t.notMatch(provider.requests[0]!.text, 'run_command');
     const plain = await startDaemon(t);
     const status = await (await plain.connect('in-process', [])).call('status');
-    t.match(status, { tools: { run_command: 'off' } }, 'off unless configured');
+    t.match(
+      status,
+      { tools: { run_command: 'off' }, sandbox: { run_command: 'off', reason: null, bounds: null } },
+      'off unless configured',
+    );
   },
 );
 

@@ -1,42 +1,84 @@
 import t from 'tap';
-import { bwrapArguments, COMMAND_PATH, needsEmptyFile } from '../../../core/sandbox/bwrap-arguments.js';
-import type { SandboxLayout } from '../../../core/sandbox/sandbox-layout.js';
+import {
+  ARGUMENTS_FD,
+  bwrapArguments,
+  encodeOptions,
+  SECCOMP_FD,
+  STATUS_FD,
+} from '../../../core/sandbox/bwrap-arguments.js';
+import { COMMAND_BOUNDS } from '../../../core/sandbox/command-limits.js';
+import { COMMAND_PATH, type SandboxView } from '../../../core/sandbox/sandbox-view.js';
+import type { SandboxPath, WorkspaceScan } from '../../../core/sandbox/workspace-scan.js';
 
-const layout: SandboxLayout = {
-  workspace: '/home/ada/project',
-  hiddenAround: [
-    { path: '/home/ada/.magi', kind: 'directory' },
-    { path: '/home/ada/.netrc', kind: 'file' },
-  ],
-  hiddenWithin: [{ path: '/home/ada/project/.ssh', kind: 'directory' }],
-};
+const EMPTY_FILE = '/home/ada/.magi/run/sandbox/covers-x/empty-file';
+const EMPTY_DIRECTORY = '/home/ada/.magi/run/sandbox/covers-x/empty-directory';
+const SIZE = String(COMMAND_BOUNDS.tmpfs_bytes);
+const SHARED = ['/tmp', '/var/tmp', '/run', '/dev/shm'];
 
-/** The index of `sequence` as consecutive arguments of `args`, or -1. */
-function indexOf(args: string[], ...sequence: string[]): number {
-  return args.findIndex((_, start) => sequence.every((value, offset) => args[start + offset] === value));
+/** The view of a daemon whose user is ada, with two readable folders of her home. */
+function view(overrides: Partial<SandboxView> = {}): SandboxView {
+  return {
+    daemonHome: '/home/ada/.magi',
+    socket: { directory: '/run/user/1000/magi', path: '/run/user/1000/magi/magid.sock' },
+    userHome: '/home/ada',
+    emptied: [...SHARED, '/home/ada'],
+    readable: [
+      { source: '/home/ada/.cargo', path: '/home/ada/.cargo' },
+      { source: '/opt/go', path: '/home/ada/go' },
+    ],
+    credentialPaths: ['/home/ada/.ssh', '/home/ada/.cargo/credentials'],
+    commandPath: `/home/ada/.cargo/bin:${COMMAND_PATH}`,
+    skipped: [],
+    ...overrides,
+  };
 }
 
-t.test('the full argument list for one command', async (t) => {
-  t.same(bwrapArguments(layout, '/tmp/magi-sandbox-x/empty', 'ls -la'), [
-    '--ro-bind',
-    '/',
-    '/',
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    '--tmpfs',
-    '/tmp',
-    '--tmpfs',
-    '/home/ada/.magi',
-    '--ro-bind',
-    '/tmp/magi-sandbox-x/empty',
-    '/home/ada/.netrc',
-    '--bind',
-    '/home/ada/project',
-    '/home/ada/project',
-    '--tmpfs',
-    '/home/ada/project/.ssh',
+type Entry = { path: string | SandboxPath; kind: 'directory' | 'file' };
+
+/** A scan of `workspace` holding descriptors 10 (the root) and up, in the order given. */
+function scan(
+  workspace: string,
+  parts: { pins?: string[]; readOnly?: string[]; covers?: Entry[]; outside?: Entry[] } = {},
+): WorkspaceScan {
+  let fd = 10;
+  const held = (path: string) => ({ fd: fd++, path: Buffer.from(path) });
+  return {
+    root: held(workspace),
+    pins: (parts.pins ?? []).map(held),
+    readOnly: (parts.readOnly ?? []).map(held),
+    covers: (parts.covers ?? []).map((entry) => ({ path: Buffer.from(entry.path), kind: entry.kind })),
+    outside: (parts.outside ?? []).map((entry) => ({
+      path: Buffer.from(entry.path).toString(),
+      kind: entry.kind,
+    })),
+  };
+}
+
+function options(mountView: SandboxView, mountScan: WorkspaceScan): string[] {
+  const { options: list } = bwrapArguments({
+    view: mountView,
+    scan: mountScan,
+    emptyFile: EMPTY_FILE,
+    emptyDirectory: EMPTY_DIRECTORY,
+  });
+  return list.map((option) => (typeof option === 'string' ? option : Buffer.from(option).toString()));
+}
+
+const START = ['--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
+const empty = (place: string) => ['--size', SIZE, '--tmpfs', place];
+const HOME_READABLE = [
+  '--ro-bind',
+  '/home/ada/.cargo',
+  '/home/ada/.cargo',
+  '--ro-bind',
+  '/opt/go',
+  '/home/ada/go',
+];
+const file = (path: string) => ['--ro-bind', EMPTY_FILE, path];
+const folder = (path: string) => ['--ro-bind', EMPTY_DIRECTORY, path];
+
+function end(path: string, home: string, workspace: string): string[] {
+  return [
     '--unshare-net',
     '--unshare-pid',
     '--unshare-ipc',
@@ -44,13 +86,17 @@ t.test('the full argument list for one command', async (t) => {
     '--new-session',
     '--cap-drop',
     'ALL',
+    '--seccomp',
+    '4',
+    '--json-status-fd',
+    '5',
     '--clearenv',
     '--setenv',
     'PATH',
-    COMMAND_PATH,
+    path,
     '--setenv',
     'HOME',
-    '/home/ada/project',
+    home,
     '--setenv',
     'LANG',
     'C.UTF-8',
@@ -58,37 +104,220 @@ t.test('the full argument list for one command', async (t) => {
     'TERM',
     'dumb',
     '--chdir',
-    '/home/ada/project',
-    '--',
-    '/bin/sh',
-    '-c',
-    'ls -la',
+    workspace,
+  ];
+}
+
+t.test('the descriptors bwrap reads and writes, before the held ones', async (t) => {
+  t.same([ARGUMENTS_FD, SECCOMP_FD, STATUS_FD], [3, 4, 5]);
+});
+
+t.test(
+  'a workspace under an emptied place: the places first, then the workspace and its marks',
+  async (t) => {
+    const invocation = bwrapArguments({
+      view: view(),
+      scan: scan('/tmp/project', {
+        pins: ['/tmp/project/src'],
+        readOnly: ['/tmp/project/.git'],
+        covers: [
+          { path: '/tmp/project/src/.env', kind: 'file' },
+          { path: '/tmp/project/.git/config', kind: 'file' },
+        ],
+        outside: [
+          { path: '/home/ada/.magi', kind: 'directory' },
+          { path: '/home/ada/.cargo/credentials', kind: 'file' },
+          { path: '/run/user/1000/magi', kind: 'directory' },
+        ],
+      }),
+      emptyFile: EMPTY_FILE,
+      emptyDirectory: EMPTY_DIRECTORY,
+    });
+    t.same(invocation.heldFds, [10, 11, 12], 'passed at 6, 7 and 8, in the order the options name them');
+    t.same(
+      invocation.options.map((option) =>
+        typeof option === 'string' ? option : Buffer.from(option).toString(),
+      ),
+      [
+        ...START,
+        ...SHARED.flatMap(empty),
+        ...empty('/home/ada'),
+        ...HOME_READABLE,
+        ...['--bind-fd', '6', '/tmp/project'],
+        ...['--bind-fd', '7', '/tmp/project/src'],
+        ...['--ro-bind-fd', '8', '/tmp/project/.git'],
+        ...file('/tmp/project/src/.env'),
+        ...file('/tmp/project/.git/config'),
+        // The daemon's home and the socket's folder are inside emptied places: nothing to cover there.
+        ...file('/home/ada/.cargo/credentials'),
+        ...end(`/home/ada/.cargo/bin:${COMMAND_PATH}`, '/home/ada', '/tmp/project'),
+      ],
+    );
+  },
+);
+
+t.test('a workspace holding an emptied place: that place is emptied after the marks inside it', async (t) => {
+  const found = options(
+    view(),
+    scan('/home', {
+      pins: ['/home/ada', '/home/bob', '/home/ada/project'],
+      readOnly: ['/home/ada/project/.git'],
+      covers: [
+        { path: '/home/ada/project/.env', kind: 'file' },
+        { path: '/home/ada/.magi', kind: 'directory' },
+        { path: '/home/bob/.ssh', kind: 'directory' },
+      ],
+      outside: [
+        { path: '/home/ada/.magi', kind: 'directory' },
+        { path: '/home/ada/.cargo/credentials', kind: 'file' },
+      ],
+    }),
+  );
+  t.same(found, [
+    ...START,
+    ...SHARED.flatMap(empty),
+    ...['--bind-fd', '6', '/home'],
+    ...['--bind-fd', '7', '/home/ada'],
+    ...['--bind-fd', '8', '/home/bob'],
+    ...['--bind-fd', '9', '/home/ada/project'],
+    ...['--ro-bind-fd', '10', '/home/ada/project/.git'],
+    // After the pins and the .git folder inside it, which would show the host's view of it again.
+    ...empty('/home/ada'),
+    ...HOME_READABLE,
+    // What lies in the emptied home is gone already: covering it would make an empty entry of its name.
+    ...folder('/home/bob/.ssh'),
+    ...file('/home/ada/.cargo/credentials'),
+    ...end(`/home/ada/.cargo/bin:${COMMAND_PATH}`, '/home/ada', '/home'),
   ]);
-  t.equal(COMMAND_PATH, '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
 });
 
-t.test('mounts come in the order that keeps the workspace visible and the hidden paths hidden', async (t) => {
-  const args = bwrapArguments(layout, '/e', 'true');
-  const root = indexOf(args, '--ro-bind', '/', '/');
-  const tmp = indexOf(args, '--tmpfs', '/tmp');
-  const around = indexOf(args, '--tmpfs', '/home/ada/.magi');
-  const workspace = indexOf(args, '--bind', '/home/ada/project', '/home/ada/project');
-  const within = indexOf(args, '--tmpfs', '/home/ada/project/.ssh');
-  t.equal(root, 0, 'the read-only root first, so every later mount lands on it');
-  t.ok(tmp < workspace, 'the fresh /tmp before the workspace, which may lie under /tmp');
-  t.ok(around < workspace, 'a hidden ancestor before the workspace, which stays visible');
-  t.ok(within > workspace, 'a hidden path inside the workspace after it, so the bind does not reveal it');
+t.test(
+  "a workspace that is the user's home: the home is not emptied, its credentials are covered",
+  async (t) => {
+    const found = options(
+      view(),
+      scan('/home/ada', {
+        pins: ['/home/ada/.cache', '/home/ada/.cache/huggingface'],
+        covers: [
+          { path: '/home/ada/.ssh', kind: 'directory' },
+          { path: '/home/ada/.ssh/id_rsa', kind: 'file' },
+          { path: '/home/ada/.cache/huggingface/token', kind: 'file' },
+          { path: '/home/ada/.magi', kind: 'directory' },
+        ],
+        outside: [
+          { path: '/home/ada/.magi', kind: 'directory' },
+          { path: '/home/ada/.cargo/credentials', kind: 'file' },
+        ],
+      }),
+    );
+    t.same(found, [
+      ...START,
+      ...SHARED.flatMap(empty),
+      ...['--bind-fd', '6', '/home/ada'],
+      ...['--bind-fd', '7', '/home/ada/.cache'],
+      ...['--bind-fd', '8', '/home/ada/.cache/huggingface'],
+      ...folder('/home/ada/.ssh'),
+      ...file('/home/ada/.cache/huggingface/token'),
+      // Found by the walk and named as an outside path too: covered once.
+      ...folder('/home/ada/.magi'),
+      ...file('/home/ada/.cargo/credentials'),
+      ...end(`/home/ada/.cargo/bin:${COMMAND_PATH}`, '/home/ada', '/home/ada'),
+    ]);
+  },
+);
+
+t.test("a workspace holding the daemon's home, without a user's home", async (t) => {
+  const found = options(
+    view({
+      daemonHome: '/srv/work/magi',
+      socket: null,
+      userHome: null,
+      emptied: SHARED,
+      readable: [],
+      credentialPaths: [],
+      commandPath: COMMAND_PATH,
+    }),
+    scan('/srv/work', {
+      pins: ['/srv/work/state'],
+      covers: [{ path: '/srv/work/state/magi', kind: 'directory' }],
+      outside: [{ path: '/srv/work/state/magi', kind: 'directory' }],
+    }),
+  );
+  t.same(found, [
+    ...START,
+    ...SHARED.flatMap(empty),
+    ...['--bind-fd', '6', '/srv/work'],
+    ...['--bind-fd', '7', '/srv/work/state'],
+    ...folder('/srv/work/state/magi'),
+    ...end(COMMAND_PATH, '/srv/work', '/srv/work'),
+  ]);
 });
 
-t.test('the command is the one argument after /bin/sh -c, whatever it looks like', async (t) => {
-  const command = '--bind / / -- "$HOME"; rm -rf ~';
-  const args = bwrapArguments({ workspace: '/w', hiddenAround: [], hiddenWithin: [] }, null, command);
-  t.same(args.slice(-4), ['--', '/bin/sh', '-c', command]);
-  t.equal(indexOf(args, '--bind', '/', '/'), -1, 'never read as options');
+t.test('a cover inside another is left out, a sibling sharing its prefix is not', async (t) => {
+  const found = options(
+    view({ emptied: SHARED, readable: [] }),
+    scan('/srv/w', {
+      covers: [
+        { path: '/srv/w/a/b/.env', kind: 'file' },
+        { path: '/srv/w/a', kind: 'directory' },
+        { path: '/srv/w/ab/.env', kind: 'file' },
+        { path: '/srv/w/a/c', kind: 'directory' },
+        { path: '/srv/w/.env', kind: 'file' },
+      ],
+      outside: [
+        { path: '/srv/w/a/d', kind: 'file' },
+        { path: '/etc/magi-secret', kind: 'file' },
+      ],
+    }),
+  );
+  const covered = found.filter(
+    (_, index) => index > 0 && [EMPTY_FILE, EMPTY_DIRECTORY].includes(found[index - 1]!),
+  );
+  t.same(covered, ['/srv/w/a', '/srv/w/ab/.env', '/srv/w/.env', '/etc/magi-secret']);
 });
 
-t.test('a hidden file needs the empty file', async (t) => {
-  t.equal(needsEmptyFile(layout), true);
-  t.equal(needsEmptyFile({ ...layout, hiddenAround: [layout.hiddenAround[0]!] }), false);
-  t.throws(() => bwrapArguments(layout, null, 'true'));
+t.test('a readable folder inside an emptied place outside the home is bound back into it', async (t) => {
+  const found = options(
+    view({ readable: [{ source: '/tmp/shared-tools', path: '/tmp/shared-tools' }] }),
+    scan('/srv/w', {
+      outside: [
+        { path: '/tmp/shared-tools/.npmrc', kind: 'file' },
+        { path: '/tmp/other', kind: 'file' },
+      ],
+    }),
+  );
+  t.same(found.slice(START.length, START.length + 7), [
+    ...empty('/tmp'),
+    '--ro-bind',
+    '/tmp/shared-tools',
+    '/tmp/shared-tools',
+  ]);
+  t.ok(
+    found.join('\n').includes(file('/tmp/shared-tools/.npmrc').join('\n')),
+    'a credential file inside it is covered',
+  );
+  t.notOk(found.includes('/tmp/other'), 'one elsewhere in /tmp is gone already');
+});
+
+t.test('paths stay the bytes the filesystem names them, and the options end with NULs', async (t) => {
+  const strange = Buffer.concat([Buffer.from('/srv/w/'), Buffer.from([0xff, 0xfe]), Buffer.from('/.env')]);
+  const { options: list } = bwrapArguments({
+    view: view({ emptied: SHARED, readable: [] }),
+    scan: scan('/srv/w', { pins: [], covers: [{ path: strange, kind: 'file' }] }),
+    emptyFile: EMPTY_FILE,
+    emptyDirectory: EMPTY_DIRECTORY,
+  });
+  const cover = list.find((option) => typeof option !== 'string' && Buffer.from(option).includes(0xff));
+  t.same(Buffer.from(cover!).toString('hex'), strange.toString('hex'));
+  const encoded = encodeOptions(list);
+  t.ok(encoded.includes(Buffer.concat([strange, Buffer.from([0])])), 'written as they are');
+  t.equal(encoded.at(-1), 0, 'every option ends with a NUL');
+  t.equal(encoded.filter((byte) => byte === 0).length, list.length, 'one NUL each');
+
+  t.same(
+    encodeOptions(['--tmpfs', Buffer.from([0x61, 0xff]), '', 'é']),
+    Buffer.from([...Buffer.from('--tmpfs'), 0, 0x61, 0xff, 0, 0, 0xc3, 0xa9, 0]),
+    'an empty option is a lone NUL; text is UTF-8',
+  );
+  t.same(encodeOptions([]), Buffer.alloc(0));
 });

@@ -1,12 +1,14 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { Clock } from '../../../core/clock.js';
-import { CommandSandbox, SandboxClosed } from '../../../core/sandbox/command-sandbox.js';
+import { type CommandSandbox, SandboxClosed } from '../../../core/sandbox/command-sandbox.js';
+import { type CommandSlot, CommandSlots } from '../../../core/sandbox/command-slots.js';
+import type { ScanThread } from '../../../core/sandbox/scan-thread.js';
+import type { ScanRequest, WorkspaceScan } from '../../../core/sandbox/workspace-scan.js';
 import { type FakeClock, fakeClock } from '../../helpers/fake-clock.js';
 import {
-  bwrap,
   killOnTeardown,
   neverAborted,
   processesLeft,
@@ -14,15 +16,20 @@ import {
   processStarted,
   rootDirectory,
   sandboxUnavailable,
+  testSandbox,
+  testSandboxOptions,
 } from '../../helpers/sandbox-machine.js';
 
 const skip = sandboxUnavailable ?? false;
 
-function sandbox(t: { teardown(fn: () => unknown): void }, clock: FakeClock = fakeClock()): CommandSandbox {
-  const commands = new CommandSandbox({ bwrap: bwrap!, clock, hiddenPaths: [] });
-  t.teardown(() => commands.close());
-  return commands;
-}
+const NOT_STARTED = {
+  exitCode: null,
+  signal: null,
+  output: '',
+  truncated: false,
+  stdoutBytes: 0,
+  stderrBytes: 0,
+};
 
 function tracked<T>(promise: Promise<T>): { promise: Promise<T>; settled: () => boolean } {
   let settled = false;
@@ -37,17 +44,27 @@ function tracked<T>(promise: Promise<T>): { promise: Promise<T>; settled: () => 
   return { promise, settled: () => settled };
 }
 
+/** Lets what the event loop has ready run, so that a settlement that was due would have happened. */
+const moment = () => sleep(50);
+
+/** One sandbox on one fake clock for the checks that share them (each command on a marker of its own). */
+const clock = fakeClock();
+let shared: CommandSandbox | null = null;
+async function sandbox(): Promise<CommandSandbox> {
+  shared ??= await testSandbox(t, { clock });
+  return shared;
+}
+
 t.test(
   'a command is killed whole at its time limit on the injected clock, and not before',
   { skip },
   async (t) => {
-    const clock = fakeClock();
     killOnTeardown(t, 'sleep 98761', 'sleep 98762');
-    const root = await rootDirectory(t);
+    const commands = await sandbox();
     const running = tracked(
-      sandbox(t, clock).run({
+      commands.run({
         command: 'echo started; sleep 98761 & sleep 98762',
-        workspace: root,
+        workspace: await rootDirectory(t),
         timeoutMs: 1_000,
         signal: neverAborted(),
       }),
@@ -56,43 +73,39 @@ t.test(
     await processStarted('sleep 98762');
 
     clock.advance(999);
-    await sleep(200);
+    await moment();
     t.notOk(running.settled(), 'still running just before the limit');
     t.ok((await processesWith('sleep 98762')).length > 0, 'the command is alive');
 
     clock.advance(1);
-    const outcome = await running.promise;
-    t.same(outcome, {
+    t.same(await running.promise, {
       exitCode: null,
       signal: 'SIGKILL',
       timedOut: true,
       cancelled: false,
       output: 'started\n',
       truncated: false,
-      outputBytes: 8,
+      stdoutBytes: 8,
+      stderrBytes: 0,
     });
     t.same(await processesLeft('sleep 98761'), [], 'the background process is gone');
     t.same(await processesLeft('sleep 98762'), [], 'the foreground process is gone');
+    t.equal(commands.running, 0);
   },
 );
 
 t.test('an aborted command is killed whole and reported cancelled', { skip }, async (t) => {
   killOnTeardown(t, 'sleep 98763');
-  const root = await rootDirectory(t);
   const controller = new AbortController();
-  const running = sandbox(t).run({
+  const running = (await sandbox()).run({
     command: 'sleep 98763',
-    workspace: root,
+    workspace: await rootDirectory(t),
     timeoutMs: 60_000,
     signal: controller.signal,
   });
   await processStarted('sleep 98763');
   controller.abort();
-  const outcome = await running;
-  t.equal(outcome.cancelled, true);
-  t.equal(outcome.timedOut, false);
-  t.equal(outcome.signal, 'SIGKILL');
-  t.equal(outcome.exitCode, null);
+  t.match(await running, { cancelled: true, timedOut: false, signal: 'SIGKILL', exitCode: null });
   t.same(await processesLeft('sleep 98763'), [], 'no process of it is left');
 });
 
@@ -100,30 +113,21 @@ t.test('a request aborted before it starts runs nothing', { skip }, async (t) =>
   const root = await rootDirectory(t);
   const controller = new AbortController();
   controller.abort();
-  const outcome = await sandbox(t).run({
+  const outcome = await (await sandbox()).run({
     command: `touch '${root}/ran'`,
     workspace: root,
     timeoutMs: 60_000,
     signal: controller.signal,
   });
-  t.same(outcome, {
-    exitCode: null,
-    signal: null,
-    timedOut: false,
-    cancelled: true,
-    output: '',
-    truncated: false,
-    outputBytes: 0,
-  });
+  t.same(outcome, { ...NOT_STARTED, timedOut: false, cancelled: true });
   await t.rejects(stat(join(root, 'ran')), { code: 'ENOENT' });
 });
 
 t.test('a process left in the background dies with the command that started it', { skip }, async (t) => {
   killOnTeardown(t, 'sleep 98764');
-  const root = await rootDirectory(t);
-  const outcome = await sandbox(t).run({
+  const outcome = await (await sandbox()).run({
     command: 'sleep 98764 >/dev/null 2>&1 & echo left',
-    workspace: root,
+    workspace: await rootDirectory(t),
     timeoutMs: 60_000,
     signal: neverAborted(),
   });
@@ -132,42 +136,55 @@ t.test('a process left in the background dies with the command that started it',
   t.same(await processesLeft('sleep 98764'), [], 'the PID namespace took it along');
 });
 
-t.test('close kills every running command, waits for them, and refuses new ones', { skip }, async (t) => {
-  killOnTeardown(t, 'sleep 98765', 'sleep 98766');
+t.test('the wait for a slot counts against the time limit, and an abort ends it', { skip }, async (t) => {
+  killOnTeardown(t, 'sleep 98765');
+  const commands = await sandbox();
   const root = await rootDirectory(t);
-  const commands = sandbox(t);
-  const first = commands.run({
+  const first = new AbortController();
+  const holding = commands.run({
     command: 'sleep 98765',
     workspace: root,
     timeoutMs: 60_000,
-    signal: neverAborted(),
-  });
-  const second = commands.run({
-    command: 'sleep 98766',
-    workspace: root,
-    timeoutMs: 60_000,
-    signal: neverAborted(),
+    signal: first.signal,
   });
   await processStarted('sleep 98765');
-  await processStarted('sleep 98766');
 
-  const closing = tracked(commands.close());
-  const outcomes = await Promise.all([first, second]);
-  await closing.promise;
-  for (const outcome of outcomes) {
-    t.equal(outcome.cancelled, true);
-    t.equal(outcome.signal, 'SIGKILL');
-  }
-  t.same(await processesLeft('sleep 98765'), []);
-  t.same(await processesLeft('sleep 98766'), []);
-  await t.rejects(
-    commands.run({ command: 'true', workspace: root, timeoutMs: 60_000, signal: neverAborted() }),
-    SandboxClosed,
+  const waiting = tracked(
+    commands.run({
+      command: `touch '${root}/waited'`,
+      workspace: root,
+      timeoutMs: 1_000,
+      signal: neverAborted(),
+    }),
   );
+  clock.advance(999);
+  await moment();
+  t.notOk(waiting.settled(), 'waiting for the one slot, within its limit');
+  clock.advance(1);
+  t.same(
+    await waiting.promise,
+    { ...NOT_STARTED, timedOut: true, cancelled: false },
+    'out of time before it ran',
+  );
+
+  const abort = new AbortController();
+  const aborted = commands.run({
+    command: `touch '${root}/aborted'`,
+    workspace: root,
+    timeoutMs: 60_000,
+    signal: abort.signal,
+  });
+  abort.abort();
+  t.same(await aborted, { ...NOT_STARTED, timedOut: false, cancelled: true }, 'given up while waiting');
+
+  t.ok((await processesWith('sleep 98765')).length > 0, 'the command holding the slot runs on');
+  first.abort();
+  t.match(await holding, { cancelled: true });
+  for (const name of ['waited', 'aborted']) await t.rejects(stat(join(root, name)), { code: 'ENOENT' }, name);
+  t.equal(commands.running, 0);
 });
 
 t.test('a command that ends on its own leaves no timer and no abort listener behind', { skip }, async (t) => {
-  const clock = fakeClock();
   let armed = 0;
   let cancelled = 0;
   const counting: Clock = {
@@ -198,13 +215,110 @@ t.test('a command that ends on its own leaves no timer and no abort listener beh
     remove(type, listener, options);
   }) as Listening as AbortSignal['removeEventListener'];
 
-  const commands = new CommandSandbox({ bwrap: bwrap!, clock: counting, hiddenPaths: [] });
-  t.teardown(() => commands.close());
-  const root = await rootDirectory(t);
-  const outcome = await commands.run({ command: 'echo quick', workspace: root, timeoutMs: 1_000, signal });
+  const commands = await testSandbox(t, { clock: counting });
+  const outcome = await commands.run({
+    command: 'echo quick',
+    workspace: await rootDirectory(t),
+    timeoutMs: 1_000,
+    signal,
+  });
   t.equal(outcome.exitCode, 0);
   t.equal(outcome.output, 'quick\n');
-  t.equal(armed, 1, 'one deadline was armed');
-  t.equal(cancelled, 1, 'and cancelled once the command ended');
-  t.equal(listeners.size, 0, 'the abort listener is removed');
+  t.equal(armed, 2, 'a deadline for the preparation and one for the command');
+  t.equal(cancelled, 2, 'both cancelled once the command ended');
+  t.equal(listeners.size, 0, 'every abort listener is removed');
+});
+
+t.test('close kills every running command, refuses those waiting, and every new one', { skip }, async (t) => {
+  killOnTeardown(t, 'sleep 98766');
+  const commands = await testSandbox(t, { clock: fakeClock() });
+  const root = await rootDirectory(t);
+  const running = commands.run({
+    command: 'sleep 98766',
+    workspace: root,
+    timeoutMs: 60_000,
+    signal: neverAborted(),
+  });
+  await processStarted('sleep 98766');
+  const waiting = commands.run({
+    command: `touch '${root}/ran'`,
+    workspace: root,
+    timeoutMs: 60_000,
+    signal: neverAborted(),
+  });
+
+  const closing = tracked(commands.close());
+  t.match(await running, { cancelled: true, signal: 'SIGKILL' });
+  await t.rejects(waiting, SandboxClosed, 'the one waiting for a slot is refused');
+  await closing.promise;
+  t.same(await processesLeft('sleep 98766'), []);
+  await t.rejects(stat(join(root, 'ran')), { code: 'ENOENT' });
+  await t.rejects(
+    commands.run({ command: 'true', workspace: root, timeoutMs: 60_000, signal: neverAborted() }),
+    SandboxClosed,
+  );
+});
+
+/** A scan thread whose every scan hangs until its signal aborts, as on a filesystem that stopped answering. */
+class HungScanThread {
+  static requests: Array<{ request: ScanRequest; reason: () => unknown }> = [];
+  readonly abandoned = 0;
+
+  scan(request: ScanRequest, signal: AbortSignal): Promise<WorkspaceScan> {
+    HungScanThread.requests.push({ request, reason: () => signal.reason });
+    return new Promise((_, reject) =>
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+    );
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** The real slots, each handing out a hung scan thread. */
+class SlotsWithHungScans extends CommandSlots {
+  override async acquire(signal: AbortSignal): Promise<CommandSlot> {
+    const slot = await super.acquire(signal);
+    return { scanner: new HungScanThread() as unknown as ScanThread, release: slot.release };
+  }
+}
+
+async function withHungScans(t: Test, fake: FakeClock): Promise<CommandSandbox> {
+  const { CommandSandbox: WithHungScans } = await t.mockImport<
+    typeof import('../../../core/sandbox/command-runner.js')
+  >('../../../core/sandbox/command-runner.js', {
+    '../../../core/sandbox/command-slots.js': { CommandSlots: SlotsWithHungScans },
+  });
+  const commands = new WithHungScans(await testSandboxOptions(t, { clock: fake }));
+  t.teardown(() => commands.close());
+  return commands;
+}
+
+t.test('the scan of the workspace counts against the time limit', async (t) => {
+  const fake = fakeClock();
+  const commands = await withHungScans(t, fake);
+  const root = await rootDirectory(t);
+  const scanning = tracked(
+    commands.run({ command: 'true', workspace: root, timeoutMs: 1_000, signal: neverAborted() }),
+  );
+  await moment();
+  t.equal(HungScanThread.requests.length, 1, 'the scan was asked for');
+  t.equal(HungScanThread.requests[0]!.request.workspace, root);
+  fake.advance(999);
+  await moment();
+  t.notOk(scanning.settled(), 'still scanning within the limit');
+  fake.advance(1);
+  t.same(await scanning.promise, { ...NOT_STARTED, timedOut: true, cancelled: false });
+  t.equal(HungScanThread.requests[0]!.reason(), 'timeout', 'the scan was told why it was given up');
+
+  const controller = new AbortController();
+  const aborted = commands.run({
+    command: 'true',
+    workspace: root,
+    timeoutMs: 1_000,
+    signal: controller.signal,
+  });
+  await moment();
+  controller.abort();
+  t.same(await aborted, { ...NOT_STARTED, timedOut: false, cancelled: true }, 'an abort ends the scan too');
+  t.equal(commands.running, 0);
 });

@@ -5,23 +5,32 @@ import { join } from 'node:path';
 import t from 'tap';
 import {
   CommandSandbox,
-  credentialHiddenPaths,
-  SandboxStartFailed,
-  WorkspaceUnavailable,
+  type CommandSandboxOptions,
+  SandboxClosed,
 } from '../../../core/sandbox/command-sandbox.js';
+import { credentialHiddenPaths } from '../../../core/sandbox/credential-hidden-paths.js';
+import { COMMAND_PATH } from '../../../core/sandbox/sandbox-view.js';
+import { ScanRefusal } from '../../../core/sandbox/workspace-scan.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
-import { bwrap, neverAborted, rootDirectory, sandboxUnavailable } from '../../helpers/sandbox-machine.js';
+import {
+  neverAborted,
+  RLIMITS_ONLY,
+  rootDirectory,
+  sandboxUnavailable,
+  testSandbox,
+} from '../../helpers/sandbox-machine.js';
 
 const skip = sandboxUnavailable ?? false;
 
-function sandbox(t: { teardown(fn: () => unknown): void }, hiddenPaths: string[] = []): CommandSandbox {
-  const commands = new CommandSandbox({ bwrap: bwrap!, clock: fakeClock(), hiddenPaths });
-  t.teardown(() => commands.close());
-  return commands;
-}
-
 function run(commands: CommandSandbox, workspace: string, command: string) {
   return commands.run({ command, workspace, timeoutMs: 60_000, signal: neverAborted() });
+}
+
+/** One sandbox for the checks of this file that need nothing of their own; its PATH names a folder of its own. */
+let shared: CommandSandbox | null = null;
+async function sandbox(): Promise<CommandSandbox> {
+  shared ??= await testSandbox(t, { view: { commandPath: `/opt/magi-test/bin:${COMMAND_PATH}` } });
+  return shared;
 }
 
 t.test('a command writes inside its workspace and nowhere else', { skip }, async (t) => {
@@ -34,14 +43,15 @@ t.test('a command writes inside its workspace and nowhere else', { skip }, async
   t.teardown(() => rm(hostTmp, { recursive: true, force: true }));
 
   const outcome = await run(
-    sandbox(t),
+    await sandbox(),
     workspace,
-    `echo kept > '${workspace}/inside'; echo lost > '${outside}/escaped'; echo lost > '${hostTmp}/escaped'; echo done`,
+    `echo kept > '${workspace}/inside'; echo lost > '${outside}/escaped'; echo lost > '${hostTmp}/escaped'; echo lost > /etc/magi-escaped; echo done`,
   );
   t.equal(outcome.exitCode, 0, 'the last command succeeds');
   t.equal(await readFile(join(workspace, 'inside'), 'utf8'), 'kept\n', 'the workspace file is written');
   await t.rejects(stat(join(outside, 'escaped')), { code: 'ENOENT' }, 'nothing is written outside');
   await t.rejects(stat(join(hostTmp, 'escaped')), { code: 'ENOENT' }, "nothing reaches the host's /tmp");
+  await t.rejects(stat('/etc/magi-escaped'), { code: 'ENOENT' });
   t.match(outcome.output, /Read-only file system/, 'the root is read-only');
   t.match(outcome.output, /done\n$/);
 });
@@ -51,11 +61,11 @@ t.test('a command has no capabilities and cannot remount the root writable', { s
   const workspace = join(root, 'workspace');
   await mkdir(workspace);
   const outcome = await run(
-    sandbox(t),
+    await sandbox(),
     workspace,
-    `grep CapEff /proc/self/status; mount -o remount,bind,rw / && touch '${root}/remounted'`,
+    `grep -E 'Cap(Eff|Prm|Amb)' /proc/self/status; mount -o remount,bind,rw / && touch '${root}/remounted'`,
   );
-  t.match(outcome.output, /CapEff:\s+0+\n/, 'no effective capability');
+  t.match(outcome.output, /CapPrm:\s+0+\nCapEff:\s+0+\nCapAmb:\s+0+\n/, 'no capability at all');
   t.not(outcome.exitCode, 0, 'the remount fails');
   await t.rejects(stat(join(root, 'remounted')), { code: 'ENOENT' });
 });
@@ -70,100 +80,10 @@ t.test('a command cannot reach a listener on the loopback address', { skip }, as
   t.teardown(() => new Promise((resolve) => server.close(resolve)));
   const { port } = server.address() as { port: number };
   const script = `const s = require("net").connect(${port}, "127.0.0.1"); s.on("connect", () => { console.log("connected"); s.end(); }); s.on("error", (e) => console.log(e.code));`;
-
-  const root = await rootDirectory(t);
-  const outcome = await run(sandbox(t), root, `'${process.execPath}' -e '${script}'`);
+  const outcome = await run(await sandbox(), await rootDirectory(t), `'${process.execPath}' -e '${script}'`);
   t.match(outcome.output, /^(ECONNREFUSED|ENETUNREACH)\n$/, 'node ran and its connection failed');
   t.equal(connections, 0, 'the listener saw no connection');
 });
-
-t.test("the daemon's home, passed as hidden, shows nothing of itself", { skip }, async (t) => {
-  const root = await rootDirectory(t);
-  const daemonHome = join(root, 'magi-home');
-  const workspace = join(root, 'workspace');
-  await mkdir(join(daemonHome, 'state'), { recursive: true });
-  await mkdir(workspace);
-  await writeFile(join(daemonHome, 'config.json'), '{"api_key":"sk-home-secret-1"}\n');
-  await writeFile(join(daemonHome, 'state', 'history.db'), 'sk-home-secret-2');
-
-  const outcome = await run(
-    sandbox(t, [daemonHome]),
-    workspace,
-    `echo "entries: $(ls -A '${daemonHome}' | wc -l)"; cat '${daemonHome}/config.json' '${daemonHome}/state/history.db'; echo x > '${daemonHome}/planted'`,
-  );
-  t.notMatch(outcome.output, /sk-home-secret/, 'no secret is read');
-  t.match(outcome.output, /^entries: 0\n/, 'the listing is empty');
-  t.match(outcome.output, /No such file/, 'the files are not there');
-  await t.rejects(
-    stat(join(daemonHome, 'planted')),
-    { code: 'ENOENT' },
-    'nothing is planted in the real home',
-  );
-  t.equal(await readFile(join(daemonHome, 'config.json'), 'utf8'), '{"api_key":"sk-home-secret-1"}\n');
-});
-
-t.test(
-  "a user's credential folders and files read as empty, even inside the workspace",
-  { skip },
-  async (t) => {
-    const root = await rootDirectory(t);
-    const home = join(root, 'ada');
-    await mkdir(join(home, '.ssh'), { recursive: true });
-    await mkdir(join(home, '.config', 'gh'), { recursive: true });
-    await writeFile(join(home, '.ssh', 'id_ed25519'), 'sk-credential-ssh');
-    await writeFile(join(home, '.config', 'gh', 'hosts.yml'), 'sk-credential-gh');
-    await writeFile(join(home, '.netrc'), 'sk-credential-netrc');
-    await writeFile(join(home, 'notes.txt'), 'plain notes\n');
-
-    // The workspace is the home itself, so every hidden path lies inside it.
-    const outcome = await run(
-      sandbox(t, credentialHiddenPaths(home)),
-      home,
-      'ls -A .ssh .config/gh; cat .ssh/id_ed25519 .config/gh/hosts.yml .netrc notes.txt; echo x > .netrc; echo x > .ssh/planted',
-    );
-    t.notMatch(outcome.output, /sk-credential/, 'no credential is read');
-    t.match(outcome.output, /plain notes\n/, 'the rest of the workspace is visible');
-    t.match(
-      outcome.output,
-      /cannot create \.netrc: Read-only file system/,
-      'a hidden file cannot be overwritten',
-    );
-    t.equal(
-      await readFile(join(home, '.netrc'), 'utf8'),
-      'sk-credential-netrc',
-      'the real file is untouched',
-    );
-    await t.rejects(
-      stat(join(home, '.ssh', 'planted')),
-      { code: 'ENOENT' },
-      'nothing lands in the real folder',
-    );
-  },
-);
-
-t.test(
-  'a hidden folder around the workspace stays hidden while the workspace stays usable',
-  { skip },
-  async (t) => {
-    const root = await rootDirectory(t);
-    const home = join(root, 'home');
-    const workspace = join(home, 'project');
-    await mkdir(workspace, { recursive: true });
-    await writeFile(join(home, 'secret.txt'), 'sk-around-secret');
-    await writeFile(join(workspace, 'readme.md'), 'hello\n');
-
-    const outcome = await run(
-      sandbox(t, [home]),
-      workspace,
-      'ls -A ..; cat ../secret.txt; cat readme.md; echo made > made.txt; echo "$PWD"',
-    );
-    t.notMatch(outcome.output, /sk-around-secret/);
-    t.match(outcome.output, /^project\n/, 'the hidden folder holds only the workspace');
-    t.match(outcome.output, /hello\n/);
-    t.match(outcome.output, new RegExp(`${workspace}\\n$`), 'the command starts in the workspace');
-    t.equal(await readFile(join(workspace, 'made.txt'), 'utf8'), 'made\n');
-  },
-);
 
 t.test("nothing of the daemon's environment reaches the command", { skip }, async (t) => {
   const before = process.env.MAGI_API_KEY;
@@ -174,17 +94,23 @@ t.test("nothing of the daemon's environment reaches the command", { skip }, asyn
   });
   const root = await rootDirectory(t);
   // PID 1 is bwrap's own init, whose environment is the one bwrap was started with.
-  const outcome = await run(sandbox(t), root, "env; echo ---; tr '\\0' '\\n' < /proc/1/environ");
+  const outcome = await run(await sandbox(), root, 'env; echo ---; cat /proc/1/environ');
   t.notMatch(outcome.output, /sk-environment-secret|MAGI_API_KEY/, 'neither the shell nor bwrap has it');
-  const [shell = ''] = outcome.output.split('---\n');
+  const [shell = '', init = ''] = outcome.output.split('---\n');
+  t.same(
+    // The test runner adds variables of its own to every child this process starts.
+    init.split('\0').filter((entry) => entry !== '' && !/^(_TAPJS_\w+|NODE_OPTIONS)=/.test(entry)),
+    ['PWD=/'],
+    "bwrap's own environment is empty but for the PWD its shell sets, which names no folder of the daemon",
+  );
   const variables = new Map(
     shell
       .split('\n')
       .filter((line) => /^[A-Z_]+=/.test(line))
       .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
   );
-  t.equal(variables.get('PATH'), '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
-  t.equal(variables.get('HOME'), root);
+  t.equal(variables.get('PATH'), `/opt/magi-test/bin:${COMMAND_PATH}`, 'the PATH the view resolved');
+  t.equal(variables.get('HOME'), root, 'without a user, HOME is the workspace');
   t.equal(variables.get('LANG'), 'C.UTF-8');
   t.equal(variables.get('TERM'), 'dumb');
   t.same(
@@ -196,46 +122,116 @@ t.test("nothing of the daemon's environment reaches the command", { skip }, asyn
   );
 });
 
-t.test('stdin is empty and the exit code comes back', { skip }, async (t) => {
+t.test('stdin is empty and the exit code comes back, whatever it is', { skip }, async (t) => {
+  const commands = await sandbox();
   const root = await rootDirectory(t);
-  const outcome = await run(sandbox(t), root, 'cat; echo read-nothing; exit 7');
-  t.same(outcome, {
+  t.same(await run(commands, root, 'cat; echo read-nothing; exit 7'), {
     exitCode: 7,
     signal: null,
     timedOut: false,
     cancelled: false,
     output: 'read-nothing\n',
     truncated: false,
-    outputBytes: 13,
+    stdoutBytes: 13,
+    stderrBytes: 0,
   });
+  t.match(await run(commands, root, 'exit 1'), { exitCode: 1, signal: null }, 'a command failing with 1 ran');
+  t.match(await run(commands, root, 'false'), { exitCode: 1 });
+  t.match(
+    await run(commands, root, 'kill -KILL $$'),
+    { exitCode: 137, signal: null },
+    'a command killed inside: bwrap exits 128 and its signal',
+  );
+  t.match(await run(commands, root, 'exit 255'), { exitCode: 255 });
 });
 
-t.test('a workspace that is not a directory is refused before anything runs', { skip }, async (t) => {
+t.test('the command is a shell command however it looks, never options of bwrap', { skip }, async (t) => {
   const root = await rootDirectory(t);
-  await t.rejects(run(sandbox(t), join(root, 'missing'), 'true'), WorkspaceUnavailable);
+  const outcome = await run(await sandbox(), root, 'echo --bind / / -- "$HOME" --args 3');
+  t.equal(outcome.output, `--bind / / -- ${root} --args 3\n`);
+});
+
+t.test(
+  "the user's home: emptied when the workspace holds it, covered where it is the workspace",
+  { skip },
+  async (t) => {
+    const root = await rootDirectory(t);
+    const workspace = join(root, 'workspace');
+    const home = join(workspace, 'ada');
+    for (const [path, text] of [
+      ['project/.env', 'sk-home-env'],
+      ['project/code.txt', 'home code'],
+      ['notes.txt', 'home notes'],
+      ['.ssh/id_ed25519', 'sk-home-ssh'],
+      ['.cache/huggingface/token', 'sk-home-token'],
+      ['.cache/pip/wheel', 'cached'],
+      ['.local/state/x', 'state'],
+    ] as const) {
+      await mkdir(join(home, path, '..'), { recursive: true });
+      await writeFile(join(home, path), text);
+    }
+    await writeFile(join(workspace, 'README.md'), 'the workspace\n');
+    const commands = await testSandbox(t, {
+      view: {
+        userHome: home,
+        emptied: ['/tmp', '/var/tmp', '/run', '/dev/shm', home],
+        credentialPaths: credentialHiddenPaths(home),
+      },
+    });
+    const holding = await run(
+      commands,
+      workspace,
+      'cat README.md; ls -A ada; cat ada/notes.txt ada/project/code.txt',
+    );
+    t.match(holding.output, /^the workspace\n/);
+    t.notMatch(holding.output, /home notes|home code|sk-home/, 'nothing of the home shows, pinned or not');
+    t.match(holding.output, /No such file or directory/);
+
+    const being = await run(
+      commands,
+      home,
+      'echo "HOME=$HOME"; cat notes.txt project/code.txt; cat project/.env .ssh/id_ed25519 .cache/huggingface/token; ls -A .ssh; cat .cache/pip/wheel .local/state/x',
+    );
+    t.match(being.output, new RegExp(`^HOME=${home}\nhome noteshome code`), 'the home is the workspace');
+    t.notMatch(being.output, /sk-home/, 'its credentials are covered, at every depth');
+    t.match(being.output, /cachedstate$/, 'what is not a credential is there');
+  },
+);
+
+t.test('a workspace that cannot be confined is refused before anything runs', { skip }, async (t) => {
+  const commands = await sandbox();
+  const root = await rootDirectory(t);
+  await t.rejects(run(commands, join(root, 'missing'), 'true'), new ScanRefusal('workspace_unavailable'));
+  await t.rejects(run(commands, '/', `touch '${root}/ran'`), new ScanRefusal('workspace_not_allowed'));
+  await t.rejects(stat(join(root, 'ran')), { code: 'ENOENT' });
+  t.equal(commands.running, 0, 'the slot is free again');
 });
 
 t.test('a bwrap that cannot be executed is a rejection, never a run without it', async (t) => {
   const root = await mkdtemp(join(tmpdir(), 'magi-sandbox-test-'));
   t.teardown(() => rm(root, { recursive: true, force: true }));
-  const commands = new CommandSandbox({
-    bwrap: join(root, 'missing-bwrap'),
-    clock: fakeClock(),
-    hiddenPaths: [],
-  });
-  t.teardown(() => commands.close());
-  await t.rejects(run(commands, root, `touch '${root}/ran'`), SandboxStartFailed);
+  const commands = await testSandbox(t, { bwrap: join(root, 'missing-bwrap') });
+  await t.rejects(run(commands, root, `touch '${root}/ran'`), { name: 'SandboxStartFailed' });
   await t.rejects(stat(join(root, 'ran')), { code: 'ENOENT' }, 'the command did not run');
+  t.equal(commands.running, 0);
+  await commands.close();
+  await t.rejects(run(commands, root, 'true'), SandboxClosed, 'a closed sandbox runs nothing');
 });
 
 t.test('out-of-range requests and options are refused', async (t) => {
-  const commands = new CommandSandbox({ bwrap: '/nonexistent/bwrap', clock: fakeClock(), hiddenPaths: [] });
-  t.teardown(() => commands.close());
-  for (const timeoutMs of [999, 600_001, 1500.5, Number.NaN, 0]) {
+  const commands = await sandbox();
+  for (const timeoutMs of [999, 600_001, 1500.5, Number.NaN, 0, -1]) {
     await t.rejects(
       commands.run({ command: 'true', workspace: '/', timeoutMs, signal: neverAborted() }),
-      RangeError,
+      { name: 'RangeError', message: 'the command time limit is out of range' },
       `timeout ${timeoutMs}`,
+    );
+  }
+  for (const timeoutMs of [1_000, 600_000]) {
+    await t.rejects(
+      commands.run({ command: 'true', workspace: '/', timeoutMs, signal: neverAborted() }),
+      new ScanRefusal('workspace_not_allowed'),
+      `timeout ${timeoutMs} is in range: the request goes on to the workspace`,
     );
   }
   await t.rejects(
@@ -243,8 +239,28 @@ t.test('out-of-range requests and options are refused', async (t) => {
     { name: 'RangeError', message: 'the command contains a NUL character' },
     'a NUL, which no process argument can hold',
   );
-  t.throws(
-    () => new CommandSandbox({ bwrap: 'b', clock: fakeClock(), hiddenPaths: [], outputBytes: 0 }),
-    RangeError,
-  );
+  for (const outputBytes of [0, -1, 1.5]) {
+    t.throws(() => new CommandSandbox({ ...INERT, outputBytes }), RangeError, `${outputBytes}`);
+  }
 });
+
+/** Options of a sandbox that is only constructed. */
+const INERT: CommandSandboxOptions = {
+  bwrap: '/nonexistent/bwrap',
+  clock: fakeClock(),
+  view: {
+    daemonHome: '/nonexistent',
+    socket: null,
+    userHome: null,
+    emptied: [],
+    readable: [],
+    credentialPaths: [],
+    commandPath: COMMAND_PATH,
+    skipped: [],
+  },
+  seccomp: Buffer.alloc(0),
+  control: RLIMITS_ONLY,
+  bounds: { memoryBytes: 1, processes: 1 },
+  limitProcess: () => {},
+  coverDirectory: '/nonexistent/covers',
+};

@@ -1,41 +1,88 @@
 import t from 'tap';
-import { completeLength, OutputCollector } from '../../../core/sandbox/output-collector.js';
+import {
+  completeLength,
+  OutputCollector,
+  type OutputStream,
+} from '../../../core/sandbox/output-collector.js';
 
-function collect(limit: number, ...chunks: (string | Buffer)[]) {
+function collect(limit: number, ...chunks: Array<[OutputStream, string | Buffer]>) {
   const collector = new OutputCollector(limit);
-  for (const chunk of chunks) collector.add(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, 'utf8'));
+  for (const [stream, chunk] of chunks) {
+    collector.add(stream, Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, 'utf8'));
+  }
   return collector.result();
 }
 
-t.test('output within the bound is kept whole, in the order it arrived', async (t) => {
-  t.same(collect(16, 'out ', 'err ', 'out'), { output: 'out err out', truncated: false, outputBytes: 11 });
-  t.same(collect(4, 'ab', 'cd'), { output: 'abcd', truncated: false, outputBytes: 4 }, 'exactly the bound');
-  t.same(collect(4), { output: '', truncated: false, outputBytes: 0 });
+const out = (chunk: string | Buffer): [OutputStream, string | Buffer] => ['stdout', chunk];
+const err = (chunk: string | Buffer): [OutputStream, string | Buffer] => ['stderr', chunk];
+
+t.test('output within the bound is kept whole, both streams in the order they arrived', async (t) => {
+  t.same(collect(16, out('out '), err('err '), out('out')), {
+    output: 'out err out',
+    truncated: false,
+    stdoutBytes: 7,
+    stderrBytes: 4,
+  });
+  t.same(
+    collect(4, out('ab'), err('cd')),
+    { output: 'abcd', truncated: false, stdoutBytes: 2, stderrBytes: 2 },
+    'exactly the bound',
+  );
+  t.same(collect(4), { output: '', truncated: false, stdoutBytes: 0, stderrBytes: 0 });
+  t.same(collect(4, err('')), { output: '', truncated: false, stdoutBytes: 0, stderrBytes: 0 });
 });
 
-t.test('output over the bound keeps its first bytes and counts the rest', async (t) => {
-  t.same(collect(5, 'abc', 'defg', 'hij'), { output: 'abcde', truncated: true, outputBytes: 10 });
-  const big = collect(3, Buffer.alloc(1_000_000, 'x'), Buffer.alloc(1_000_000, 'y'));
-  t.same(big, { output: 'xxx', truncated: true, outputBytes: 2_000_000 });
+t.test('output over the bound keeps its first bytes and counts each stream whole', async (t) => {
+  t.same(
+    collect(4, out('ab'), err('cde')),
+    { output: 'abcd', truncated: true, stdoutBytes: 2, stderrBytes: 3 },
+    'one byte past the bound',
+  );
+  t.same(collect(5, out('abc'), err('defg'), out('hij')), {
+    output: 'abcde',
+    truncated: true,
+    stdoutBytes: 6,
+    stderrBytes: 4,
+  });
+  t.same(collect(3, out(Buffer.alloc(1_000_000, 'x')), err(Buffer.alloc(2_000_000, 'y'))), {
+    output: 'xxx',
+    truncated: true,
+    stdoutBytes: 1_000_000,
+    stderrBytes: 2_000_000,
+  });
+  t.same(
+    collect(3, err('abc'), out('def')),
+    { output: 'abc', truncated: true, stdoutBytes: 3, stderrBytes: 3 },
+    'a stream that arrives after the bound is full is only counted',
+  );
 });
 
 t.test('a cut never splits a character', async (t) => {
   // 'é' is 2 bytes, '€' 3, '😀' 4; each bound lands inside one of them.
-  t.same(collect(2, 'aé'), { output: 'a', truncated: true, outputBytes: 3 });
-  t.same(collect(3, 'a€'), { output: 'a', truncated: true, outputBytes: 4 });
-  t.same(collect(2, 'a😀'), { output: 'a', truncated: true, outputBytes: 5 });
-  t.same(collect(4, 'a😀'), { output: 'a', truncated: true, outputBytes: 5 });
-  t.same(collect(5, 'a😀b'), { output: 'a😀', truncated: true, outputBytes: 6 });
-  t.same(collect(3, 'é', 'é'), { output: 'é', truncated: true, outputBytes: 4 }, 'across chunks');
+  t.same(collect(2, out('aé')), { output: 'a', truncated: true, stdoutBytes: 3, stderrBytes: 0 });
+  t.same(collect(3, out('a€')), { output: 'a', truncated: true, stdoutBytes: 4, stderrBytes: 0 });
+  t.same(collect(2, err('a😀')), { output: 'a', truncated: true, stdoutBytes: 0, stderrBytes: 5 });
+  t.same(collect(4, out('a😀')), { output: 'a', truncated: true, stdoutBytes: 5, stderrBytes: 0 });
+  t.same(collect(5, out('a😀b')), { output: 'a😀', truncated: true, stdoutBytes: 6, stderrBytes: 0 });
+  t.same(
+    collect(3, out('é'), err('é')),
+    { output: 'é', truncated: true, stdoutBytes: 2, stderrBytes: 2 },
+    'across chunks of both streams',
+  );
 });
 
 t.test('bytes that are not UTF-8 never make the text outgrow the bound', async (t) => {
-  const invalid = collect(4, Buffer.from([0xff, 0xfe, 0x41, 0x42]));
+  const invalid = collect(4, out(Buffer.from([0xff, 0xfe, 0x41, 0x42])));
   t.ok(Buffer.byteLength(invalid.output) <= 4, 'within the bound once encoded');
   t.equal(invalid.output, '\ufffd', 'each invalid byte decodes to U+FFFD; the rest is cut');
   t.equal(invalid.truncated, true);
-  t.equal(invalid.outputBytes, 4);
-  t.same(collect(8, Buffer.from([0x41, 0xff])), { output: 'A\ufffd', truncated: false, outputBytes: 2 });
+  t.equal(invalid.stdoutBytes, 4);
+  t.same(collect(8, err(Buffer.from([0x41, 0xff]))), {
+    output: 'A\ufffd',
+    truncated: false,
+    stdoutBytes: 0,
+    stderrBytes: 2,
+  });
 });
 
 t.test('completeLength drops only an incomplete final sequence', async (t) => {
