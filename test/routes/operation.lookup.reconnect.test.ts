@@ -145,7 +145,12 @@ for (const transport of TRANSPORTS) {
 
       const again = await daemon.connect(transport);
       for (const operation of operations) {
-        const found = await again.call('operation.lookup', { operation_id: operation });
+        // `accepted` is a mutation still running (the workspace is checked on the filesystem): look again.
+        let found = await again.call('operation.lookup', { operation_id: operation });
+        while (found.status === 'accepted') {
+          await new Promise((resolve) => setImmediate(resolve));
+          found = await again.call('operation.lookup', { operation_id: operation });
+        }
         t.match(found, { method: 'session.create', status: 'completed' }, 'created, its reply dropped');
       }
       const listed = await again.call('session.list', { cursor: null, limit: 100 });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import { CAPTURE_REFUSALS } from '../../core/capture/refusals.js';
@@ -133,11 +133,20 @@ for (const transport of TRANSPORTS) {
       writeFileSync(join(daemon.workspace, 'ok.md'), 'A workspace file.');
       const root = dirname(daemon.home);
       const above = await controller(daemon, transport, root);
-      const inside = await controller(daemon, transport, daemon.home);
-      // Found only by the walk up from the workspace root, which runs after the file was read.
       mkdirSync(join(daemon.home, 'drafts'));
       writeFileSync(join(daemon.home, 'drafts', 'ok.md'), 'A well-formed skill below the home.');
-      const below = await controller(daemon, transport, join(daemon.home, 'drafts'));
+      // session.create refuses the home and what lies in it, so these sessions are made over folders that
+      // are then swapped for links there: the capture checks the workspace again by descriptor.
+      const swapped = async (target: string) => {
+        const link = mkdtempSync(join(root, 'swapped-'));
+        const who = await controller(daemon, transport, link);
+        rmSync(link, { recursive: true });
+        symlinkSync(target, link);
+        return who;
+      };
+      const inside = await swapped(daemon.home);
+      // Found only by the walk up from the workspace root, which runs after the file was read.
+      const below = await swapped(join(daemon.home, 'drafts'));
       const refusals = [
         await registryOf(above).register(fileResource('skill', 'guide', 'home/notes.md')),
         await registryOf(above).register(fileResource('skill', 'guide', 'home/state/history.sqlite3')),
