@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { connectSocket, type WireClient } from '../../client/wire-client.js';
+import { WORKSPACE_TOOL_LIMITS } from '../../core/workspace/workspace-tool-limits.js';
 import { claimedSession, op } from '../helpers/daemon.js';
 import { sandboxUnavailable } from '../helpers/sandbox-machine.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
@@ -383,9 +384,10 @@ t.test(
 
 t.test('one session’s six slow searches leave another session’s read_file unqueued', skip, async (t) => {
   const s = await scene(t);
-  // Random a and b: `a[ab]{999}c` costs RE2 time in proportion to the text times the pattern's size.
-  let text = '';
-  for (let index = 0; index < 1_048_576; index += 1) text += Math.random() < 0.5 ? 'a' : 'b';
+  // A `c`, then random a and b to the largest file searched: `a[ab]{999}c` has a `c` to look for, and costs
+  // RE2 time in proportion to the text times the pattern's size (seconds for each search).
+  let text = 'c';
+  while (text.length < WORKSPACE_TOOL_LIMITS.search_file_bytes_max) text += Math.random() < 0.5 ? 'a' : 'b';
   writeFileSync(join(s.workspace, 'big.txt'), text);
   writeFileSync(join(s.workspace, 'small.txt'), 'small\n');
   s.provider.replyToolCalls(
