@@ -1,4 +1,6 @@
 import { connectSocket } from '../client/wire-client.js';
+import { isAlive } from '../config/daemon-record.js';
+import type { DaemonTarget } from '../config/settings.js';
 
 type Connected = Awaited<ReturnType<typeof connectSocket>>;
 
@@ -6,25 +8,36 @@ function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
-/** Connects to the daemon, or says that none is running there. */
-async function reach(socketPath: string): Promise<Connected | null> {
+/**
+ * Connects to the daemon and checks it serves the home asked for, or says that none is running there
+ * (a daemon of another home is not this home's: it is left alone).
+ */
+async function reach(target: DaemonTarget): Promise<{ connected: Connected; instanceId: string } | null> {
+  let connected: Connected;
   try {
-    return await connectSocket(socketPath);
+    connected = await connectSocket(target.socket);
   } catch {
     print({ running: false });
     return null;
   }
+  const init = await connected.client.initialize([]);
+  if (target.homeId !== null && init.home_id !== target.homeId) {
+    connected.client.close();
+    process.stderr.write(`magid: the daemon at ${target.socket} serves another home\n`);
+    print({ running: false });
+    return null;
+  }
+  return { connected, instanceId: String(init.instance_id) };
 }
 
 /** `magid status`: asks the running daemon for its status over its socket. */
-export async function status(socketPath: string): Promise<number> {
-  const connection = await reach(socketPath);
-  if (!connection) return 1;
-  const { client, daemonPid } = connection;
-  const init = await client.initialize([]);
+export async function status(target: DaemonTarget): Promise<number> {
+  const reached = await reach(target);
+  if (!reached) return 1;
+  const { client, daemonPid } = reached.connected;
   const result = await client.call('status');
   client.close();
-  print({ running: true, pid: daemonPid, instance_id: init.instance_id, status: result });
+  print({ running: true, pid: daemonPid, instance_id: reached.instanceId, status: result });
   return 0;
 }
 
@@ -32,10 +45,10 @@ export async function status(socketPath: string): Promise<number> {
  * `magid stop`: connects, learns the daemon's pid from the socket's peer credentials (the same
  * check that proves the daemon runs as this user), asks it to drain with SIGTERM and waits.
  */
-export async function stop(socketPath: string, waitMs = 15_000): Promise<number> {
-  const connection = await reach(socketPath);
-  if (!connection) return 1;
-  const { client, daemonPid } = connection;
+export async function stop(target: DaemonTarget, waitMs = 15_000): Promise<number> {
+  const reached = await reach(target);
+  if (!reached) return 1;
+  const { client, daemonPid } = reached.connected;
   client.close();
   process.kill(daemonPid, 'SIGTERM');
   const deadline = Date.now() + waitMs;
@@ -48,14 +61,4 @@ export async function stop(socketPath: string, waitMs = 15_000): Promise<number>
   }
   process.stderr.write('magid: the daemon did not stop in time\n');
   return 1;
-}
-
-/** Whether a process `pid` exists (signal 0 checks without sending anything). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

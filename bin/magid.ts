@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { DAEMON } from '../config/daemon.js';
-import { clientSocket, serveSettings, stdioSettings } from '../config/settings.js';
+import { daemonTarget, serveSettings, stdioSettings } from '../config/settings.js';
 import { status, stop } from './control-client.js';
 import { serve } from './serve.js';
 import { stdio } from './stdio.js';
@@ -54,7 +54,7 @@ for (const [name, description, run] of [
     .option('--socket <path>', 'the daemon socket')
     .option('--home <dir>', 'the daemon home, to find its default socket')
     .action(async (flags) => {
-      process.exitCode = await run(clientSocket(flags));
+      process.exitCode = await run(await daemonTarget(flags));
     });
 }
 

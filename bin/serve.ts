@@ -1,7 +1,9 @@
 import { dirname } from 'node:path';
 import { ConfigError } from '../config/config-file.js';
+import { removeDaemonRecord, writeDaemonRecord } from '../config/daemon-record.js';
 import type { ServeSettings } from '../config/settings.js';
 import { EndpointError } from '../core/endpoint/endpoint-error.js';
+import { homeId } from '../core/endpoint/home-identity.js';
 import { acquireLock, lockHome, OWNERSHIP_CHECK_MS } from '../core/endpoint/home-lock.js';
 import { closeInheritedOnExec } from '../core/endpoint/inherited-descriptors.js';
 import type { LifetimeLock } from '../core/endpoint/lifetime-lock.js';
@@ -23,7 +25,8 @@ import { stopped } from './stopped.js';
 /**
  * `magid serve`: takes the home's lifetime lock and the socket name's lock, listens on a private
  * name and renames it into place, prints the ready line, and on SIGTERM/SIGINT or idle drains and
- * exits 0. Only the holder of both locks ever replaces or removes the socket.
+ * exits 0. Only the holder of both locks ever replaces or removes the socket. Once listening it records its
+ * pid and socket in `<home>/run/daemon.json`, and removes that record when it stops.
  */
 export async function serve(settings: ServeSettings): Promise<number> {
   const daemon = daemonLog(settings.logLevel);
@@ -78,6 +81,11 @@ export async function serve(settings: ServeSettings): Promise<number> {
       clearInterval(watch);
       await app.close();
       if (unpublish && identity) unpublishSocket(settings.socket, identity);
+      try {
+        removeDaemonRecord(settings.home, app.instanceId);
+      } catch (error) {
+        log.warn({ error: (error as Error).message }, 'the daemon record could not be removed');
+      }
       stopped(app, locks, daemon, code, exit);
     })();
   };
@@ -96,6 +104,14 @@ export async function serve(settings: ServeSettings): Promise<number> {
   process.stdout.write(
     `${JSON.stringify({ ready: true, socket: settings.socket, pid: process.pid, instance_id: app.instanceId })}\n`,
   );
+  // Once the socket is published, so `magid status --home` and clients find it on any socket; not awaited
+  // before the ready line, which never waits on the disk.
+  void writeDaemonRecord(settings.home, {
+    pid: process.pid,
+    socket: settings.socket,
+    instance_id: app.instanceId,
+    home_id: homeId(settings.home),
+  }).catch((error: Error) => log.warn({ error: error.message }, 'the daemon record could not be written'));
   log.info(
     {
       instance_id: app.instanceId,

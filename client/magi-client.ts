@@ -1,4 +1,4 @@
-import { serveSettings } from '../config/settings.js';
+import { daemonTarget, serveSettings } from '../config/settings.js';
 import { ApplicationExecutor, type ToolHandler } from './executor.js';
 import { type LaunchedDaemon, type LaunchOptions, launchDaemon } from './launch.js';
 import { Session } from './session.js';
@@ -11,7 +11,10 @@ export const PROFILE = 'application_resources_v1';
 export interface ConnectOptions {
   /** The daemon home (default `~/.magi`): where a launched daemon keeps its state. */
   home?: string;
-  /** The socket (default: the daemon's own default for that home). */
+  /**
+   * The socket (default: where the home's running daemon recorded it listens, else the daemon's own default
+   * for that home). A daemon found there that serves another home is refused (`another_home`).
+   */
   socket?: string;
   /** Start `magid serve` on that home and socket when no daemon answers there. */
   launch?: boolean;
@@ -48,10 +51,13 @@ export class MagiClient {
   }
 
   static async connect(options: ConnectOptions = {}): Promise<MagiClient> {
-    // The daemon's own defaults: the home `magid serve` would use, and its socket.
-    const { home, socket } = serveSettings({ home: options.home, socket: options.socket });
+    // Found as `magid status` finds it: the socket named, else the one the home's running daemon
+    // recorded, else the home's default; whoever answers must serve that home.
+    const { home } = serveSettings({ home: options.home });
+    const { socket, homeId } = await daemonTarget({ home: options.home, socket: options.socket });
     const info = options.client ?? { name: 'magi-client', version: '1' };
-    const open = async () => initialize((await connectSocket(socket, { keepHistory: false })).client, info);
+    const open = async () =>
+      initialize((await connectSocket(socket, { keepHistory: false })).client, info, homeId);
     try {
       const [wire, initialized] = await open();
       return new MagiClient(wire, initialized, null, async () => (await open())[0]);
@@ -111,6 +117,7 @@ export class MagiClient {
 async function initialize(
   wire: WireClient,
   info: { name: string; version: string },
+  homeId: string | null = null,
 ): Promise<[WireClient, InitializeResult]> {
   try {
     const initialized = await typedCall<InitializeResult>(wire, 'initialize', {
@@ -121,6 +128,8 @@ async function initialize(
     if (!initialized.negotiated_capabilities.includes(PROFILE)) {
       throw new WireCallError('initialize', 'unsupported_capability');
     }
+    if (homeId !== null && initialized.home_id !== homeId)
+      throw new WireCallError('initialize', 'another_home');
     return [wire, initialized];
   } catch (error) {
     wire.close();

@@ -1,8 +1,10 @@
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
+import { homeId } from '../core/endpoint/home-identity.js';
 import { defaultSocketPath } from '../core/endpoint/socket-path.js';
 import type { ToolEnvironment } from '../plugins/agent.js';
 import type { ProviderSettings } from '../plugins/provider.js';
+import { readDaemonRecord } from './daemon-record.js';
 
 /** The environment variable the provider's API key is read from (never from the command line). */
 export const API_KEY_VARIABLE = 'MAGI_API_KEY';
@@ -62,10 +64,24 @@ export function stdioSettings(flags: StdioFlags, env: NodeJS.ProcessEnv = proces
   return { home, provider, logLevel, toolEnvironment: { ...toolEnvironment, socketPath: null } };
 }
 
-/** Where `magid status` and `magid stop` look for the daemon when no socket is named. */
-export function clientSocket(
+/** How `magid status`, `magid stop` and the client library name the daemon they want. */
+export interface DaemonTarget {
+  socket: string;
+  /** The home's id the daemon there must report, or null when only a socket was named. */
+  homeId: string | null;
+}
+
+/**
+ * Where a home's daemon is found: the socket named, else the one its running daemon recorded in
+ * `<home>/run/daemon.json`, else the home's default socket. Whoever answers there must serve that home
+ * unless only a socket was named.
+ */
+export async function daemonTarget(
   flags: { socket?: string; home?: string },
   env: NodeJS.ProcessEnv = process.env,
-): string {
-  return serveSettings(flags, env).socket;
+): Promise<DaemonTarget> {
+  const { home, socket } = serveSettings(flags, env);
+  const expected = flags.socket === undefined || flags.home !== undefined ? homeId(home) : null;
+  if (flags.socket !== undefined) return { socket, homeId: expected };
+  return { socket: (await readDaemonRecord(home))?.socket ?? socket, homeId: expected };
 }

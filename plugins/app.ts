@@ -21,6 +21,7 @@ import {
   connectionCapacity,
   openFilesLimit,
 } from '../core/endpoint/descriptor-limit.js';
+import { homeId } from '../core/endpoint/home-identity.js';
 import { ERROR_MESSAGES, isWireError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { SERVICE_LIMITS } from '../core/limits.js';
@@ -101,6 +102,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The daemon's home, as given at start. */
     home: string;
+    /** What `initialize` and `status` say of the home: a hash of its real path. */
+    homeId: string;
     listener: Listener;
     /** How many connections the daemon serves at once, and the open-files limit that decided it. */
     connectionCapacity: ConnectionCapacity;
@@ -157,6 +160,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.decorate('instanceId', instanceId);
   app.decorate('home', options.home);
+  app.decorate('homeId', homeId(options.home));
   app.decorate('listener', listener!);
   app.decorate('connectionCapacity', capacity);
   if (capacity.narrowed) {

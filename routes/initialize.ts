@@ -20,6 +20,8 @@ export const Payload = Type.Object(
 export const Result = Type.Object({
   wire: Type.Literal(2),
   instance_id: Type.String(),
+  /** A hash of the real path of the home this daemon serves. */
+  home_id: Type.String(),
   connection_id: Type.String(),
   daemon: Type.Object({ name: Type.String(), version: Type.String() }),
   negotiated_capabilities: Type.Array(Type.String()),
@@ -56,6 +58,7 @@ const initialize: FastifyPluginAsyncTypebox = async (fastify) => {
       return {
         wire: 2 as const,
         instance_id: fastify.instanceId,
+        home_id: fastify.homeId,
         connection_id: connection.id,
         daemon: DAEMON,
         negotiated_capabilities: [...negotiated],

@@ -42,6 +42,8 @@ const Retention = Type.Object({
 
 const Result = Type.Object({
   ready: Type.Boolean(),
+  /** A hash of the real path of the home this daemon serves, as in `initialize`. */
+  home_id: Type.String(),
   provider: Type.Object({
     kind: Type.String(),
     model: Type.Union([Type.String(), Type.Null()]),
@@ -129,6 +131,7 @@ const status: FastifyPluginAsyncTypebox = async (fastify) => {
       const configured = endpointConfigured && model !== null;
       return {
         ready: configured,
+        home_id: fastify.homeId,
         provider: { kind, model, configured },
         auth: fastify.credentials.readiness(),
         sessions: fastify.history.countSessions(),

@@ -5,8 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { EndpointError } from './endpoint-error.js';
+import { homeId, realHomePath } from './home-identity.js';
 
 /** sun_path holds 108 bytes including the terminating NUL; a longer path is silently truncated. */
 export const MAX_SOCKET_PATH_BYTES = 107;
@@ -161,13 +163,22 @@ function samePublished(stats: { dev: bigint; ino: bigint }, identity: SocketIden
 }
 
 /**
- * `$XDG_RUNTIME_DIR/magi/magid.sock` when XDG_RUNTIME_DIR is an absolute path and the result fits a
- * socket path, else `<home>/run/magid.sock` (which the caller still checks with checkSocketPath).
+ * Where a home's daemon listens unless told otherwise. With XDG_RUNTIME_DIR an absolute path: the default
+ * home (`~/.magi`) at `$XDG_RUNTIME_DIR/magi/magid.sock`, any other home at
+ * `$XDG_RUNTIME_DIR/magi/magid-<home id>.sock`, so that each home has its own daemon. Else, or when the
+ * result would not fit a socket path, `<home>/run/magid.sock` (which the caller still checks with
+ * checkSocketPath).
  */
-export function defaultSocketPath(home: string, env: Readonly<Record<string, string | undefined>>): string {
+export function defaultSocketPath(
+  home: string,
+  env: Readonly<Record<string, string | undefined>>,
+  userHome: string = homedir(),
+): string {
   const runtimeDir = env.XDG_RUNTIME_DIR;
   if (runtimeDir !== undefined && isAbsolute(runtimeDir)) {
-    const candidate = join(runtimeDir, 'magi', 'magid.sock');
+    const isDefaultHome = realHomePath(home) === realHomePath(join(userHome, '.magi'));
+    const name = isDefaultHome ? 'magid.sock' : `magid-${homeId(home)}.sock`;
+    const candidate = join(runtimeDir, 'magi', name);
     if (fitsSocketPath(candidate) && !candidate.includes('\0')) return candidate;
   }
   return join(home, 'run', 'magid.sock');

@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import t from 'tap';
-import { isAlive } from '../../bin/control-client.js';
+import { isAlive } from '../../config/daemon-record.js';
 import { LaunchError, launchDaemon } from '../../client/launch.js';
 import { MagiClient } from '../../client/magi-client.js';
 import { firstLine, spawnPlainNode } from '../core/endpoint/plain-node.js';

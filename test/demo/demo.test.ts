@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
 import t from 'tap';
-import { isAlive } from '../../bin/control-client.js';
+import { isAlive } from '../../config/daemon-record.js';
 import { WITHOUT_TEST_HOOKS } from '../helpers/without-test-hooks.js';
 import { PROJECT_ROOT } from '../process/spawn-daemon.js';
 

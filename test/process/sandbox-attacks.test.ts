@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { connectSocket, type WireClient } from '../../client/wire-client.js';
+import { defaultSocketPath } from '../../core/endpoint/socket-path.js';
 import { WORKSPACE_TOOL_LIMITS } from '../../core/workspace/workspace-tool-limits.js';
 import { claimedSession, op } from '../helpers/daemon.js';
 import { sandboxUnavailable } from '../helpers/sandbox-machine.js';
@@ -58,6 +59,8 @@ interface Scene {
   daemonHome: string;
   workspace: string;
   runtime: string;
+  /** The daemon's socket: its home's default under the runtime folder. */
+  socket: string;
   provider: ScriptedProvider;
   client: WireClient;
   session: string;
@@ -117,11 +120,12 @@ async function scene(t: Test): Promise<Scene> {
     args: ['--provider-base-url', provider.baseUrl, '--model', 'scripted-model'],
     env: { HOME: userHome, XDG_RUNTIME_DIR: runtime },
   });
-  const { client } = await connectSocket(join(runtime, 'magi', 'magid.sock'));
+  const socket = defaultSocketPath(daemonHome, { XDG_RUNTIME_DIR: runtime }, userHome);
+  const { client } = await connectSocket(socket);
   t.teardown(() => client.close());
   await client.initialize([]);
   const { session, control } = await claimedSession(client, workspace);
-  return { root, userHome, daemonHome, workspace, runtime, provider, client, session, control };
+  return { root, userHome, daemonHome, workspace, runtime, socket, provider, client, session, control };
 }
 
 /** One turn in which the model runs `commands` at once; the parsed result of each, in order. */
@@ -183,7 +187,7 @@ t.test(
 
     const [sockets, home, secrets, git, proc] = await runCommands(t, s, [
       [
-        PYTHON_CONNECT(join(s.runtime, 'magi', 'magid.sock')),
+        PYTHON_CONNECT(s.socket),
         PYTHON_CONNECT(join('/var/tmp', `magi-attack-${process.pid}.sock`)),
         PYTHON_CONNECT(join(s.workspace, 'inside.sock')),
         `python3 -c 'import socket
@@ -388,7 +392,8 @@ t.test('one session’s six slow searches leave another session’s read_file un
   // RE2 time in proportion to the text times the pattern's size (seconds for each search).
   let text = 'c';
   while (text.length < WORKSPACE_TOOL_LIMITS.search_file_bytes_max) text += Math.random() < 0.5 ? 'a' : 'b';
-  writeFileSync(join(s.workspace, 'big.txt'), text);
+  // Four of them, so that each search outlasts the other session's whole turn even on a loaded machine.
+  for (let copy = 0; copy < 4; copy++) writeFileSync(join(s.workspace, `big-${copy}.txt`), text);
   writeFileSync(join(s.workspace, 'small.txt'), 'small\n');
   s.provider.replyToolCalls(
     Array.from({ length: 6 }, (_, index) => ({
@@ -404,7 +409,7 @@ t.test('one session’s six slow searches leave another session’s read_file un
     { session: s.session, control: s.control, operation: op() },
   );
   // Another client, in another session: its events are its own.
-  const { client: otherClient } = await connectSocket(join(s.runtime, 'magi', 'magid.sock'));
+  const { client: otherClient } = await connectSocket(s.socket);
   t.teardown(() => otherClient.close());
   await otherClient.initialize([]);
   const other = await claimedSession(otherClient, s.workspace);

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { homeId } from '../../core/endpoint/home-identity.js';
 import { startDaemon, TRANSPORTS } from '../helpers/daemon.js';
 
 for (const transport of TRANSPORTS) {
@@ -11,6 +12,8 @@ for (const transport of TRANSPORTS) {
       t.equal(result.wire, 2);
       t.same(result.negotiated_capabilities, ['application_resources_v1']);
       t.equal(result.instance_id, daemon.app.instanceId);
+      t.equal(result.home_id, homeId(daemon.home), 'the hash of the real path of the home it serves');
+      t.match(result.home_id, /^[0-9a-f]{16}$/);
       t.match(result.connection_id, /^conn_/);
       t.same(result.limits, { frame_bytes: 65536, payload_bytes: 32768, record_bytes: 65536 });
       const callbacks = (result.capabilities as Record<string, Record<string, unknown>>)

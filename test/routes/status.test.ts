@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { homeId } from '../../core/endpoint/home-identity.js';
 import { OPERATION_LIMITS, PROFILE_LIMITS } from '../../core/limits.js';
 import { ENTRY_BYTES } from '../../core/operations/operation-ledger.js';
 import { claimedSession, op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
@@ -16,6 +17,7 @@ for (const transport of TRANSPORTS) {
       const { retention: _retention, ...status } = await client.call('status');
       t.same(status, {
         ready: false,
+        home_id: homeId(daemon.home),
         provider: { kind: 'openai_chat_completions', model: null, configured: false },
         auth: { ready: false, method: null },
         sessions: 1,

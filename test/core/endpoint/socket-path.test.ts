@@ -5,6 +5,7 @@ import {
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  realpathSync,
   renameSync,
   rmSync,
   symlinkSync,
@@ -15,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
 import { EndpointError } from '../../../core/endpoint/endpoint-error.js';
+import { homeId, realHomePath } from '../../../core/endpoint/home-identity.js';
 import {
   checkSocketPath,
   defaultSocketPath,
@@ -226,10 +228,49 @@ t.test('unpublishing removes only the socket this daemon published', async (t) =
 
 t.test('the default socket path prefers XDG_RUNTIME_DIR when it fits', async (t) => {
   const home = '/home/someone/.magi';
-  t.equal(defaultSocketPath(home, { XDG_RUNTIME_DIR: '/run/user/1000' }), '/run/user/1000/magi/magid.sock');
-  t.equal(defaultSocketPath(home, {}), '/home/someone/.magi/run/magid.sock');
-  t.equal(defaultSocketPath(home, { XDG_RUNTIME_DIR: '' }), '/home/someone/.magi/run/magid.sock');
-  t.equal(defaultSocketPath(home, { XDG_RUNTIME_DIR: 'run/user' }), '/home/someone/.magi/run/magid.sock');
+  const user = '/home/someone';
+  t.equal(
+    defaultSocketPath(home, { XDG_RUNTIME_DIR: '/run/user/1000' }, user),
+    '/run/user/1000/magi/magid.sock',
+  );
+  t.equal(defaultSocketPath(home, {}, user), '/home/someone/.magi/run/magid.sock');
+  t.equal(defaultSocketPath(home, { XDG_RUNTIME_DIR: '' }, user), '/home/someone/.magi/run/magid.sock');
+  t.equal(
+    defaultSocketPath(home, { XDG_RUNTIME_DIR: 'run/user' }, user),
+    '/home/someone/.magi/run/magid.sock',
+  );
   const longRuntime = pathOfBytes(100);
-  t.equal(defaultSocketPath(home, { XDG_RUNTIME_DIR: longRuntime }), '/home/someone/.magi/run/magid.sock');
+  t.equal(
+    defaultSocketPath(home, { XDG_RUNTIME_DIR: longRuntime }, user),
+    '/home/someone/.magi/run/magid.sock',
+  );
 });
+
+t.test('every home other than the default one has its own default socket, named by its id', async (t) => {
+  const user = '/home/someone';
+  const env = { XDG_RUNTIME_DIR: '/run/user/1000' };
+  const other = defaultSocketPath('/srv/apps/notes-home', env, user);
+  t.equal(other, `/run/user/1000/magi/magid-${homeId('/srv/apps/notes-home')}.sock`);
+  t.match(other, /magid-[0-9a-f]{16}\.sock$/, 'the name carries a hash, not the path');
+  t.not(defaultSocketPath('/srv/apps/other-home', env, user), other, 'two homes, two sockets');
+  t.equal(
+    defaultSocketPath('/home/someone/.magi/', env, user),
+    '/run/user/1000/magi/magid.sock',
+    'the default home however spelled',
+  );
+  t.equal(defaultSocketPath('/srv/apps/notes-home', {}, user), '/srv/apps/notes-home/run/magid.sock');
+});
+
+t.test(
+  "a home's id follows its real path: a link to it, or a home not yet made, has the same id",
+  async (t) => {
+    const root = t.testdir({ real: {} });
+    symlinkSync(join(root, 'real'), join(root, 'link'));
+    t.equal(homeId(join(root, 'link')), homeId(join(root, 'real')));
+    t.equal(
+      realHomePath(join(root, 'link', 'later', 'home')),
+      join(realpathSync(root), 'real', 'later', 'home'),
+    );
+    t.not(homeId(join(root, 'real', 'a')), homeId(join(root, 'real', 'b')));
+  },
+);
