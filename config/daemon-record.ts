@@ -1,5 +1,5 @@
-import { join } from 'node:path';
 import { readFileSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { PrivateFileError, readTextFile, writePrivateFile } from './private-file.js';
 
 /** The file, in `<home>/run`, where a serving daemon says where it listens. */
