@@ -2,14 +2,34 @@
 export {
   ApplicationExecutor,
   type CallState,
+  type ExecutorEvents,
   ExecutorLostError,
   type ExecutorOptions,
+  type InterruptedCall,
+  type InterruptedDecision,
+  type SettledState,
   type ToolCall,
   ToolFailure,
   type ToolHandler,
 } from './executor.js';
+export {
+  type ExecutorRecord,
+  type ExecutorStore,
+  ExecutorStoreError,
+  fileStore,
+  type KeptCall,
+  type KeptTurn,
+} from './executor-store.js';
 export { LaunchError, type LaunchedDaemon, type LaunchOptions, launchDaemon } from './launch.js';
-export { type ConnectOptions, MagiClient, PROFILE } from './magi-client.js';
+export {
+  type ClientEvents,
+  type ClientExecutorOptions,
+  type ConnectOptions,
+  MagiClient,
+  PROFILE,
+  type ResumedExecutor,
+} from './magi-client.js';
+export { NoDaemonError } from './no-daemon-error.js';
 export { type ResourceSpec, Session, type Turn, TurnConnectionLost } from './session.js';
 export {
   connectSocket,

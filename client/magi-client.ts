@@ -1,10 +1,14 @@
+import { EventEmitter } from 'node:events';
 import { daemonTarget, serveSettings } from '../config/settings.js';
-import { ApplicationExecutor, type ToolHandler } from './executor.js';
+import type { Clock } from '../core/clock.js';
+import { ApplicationExecutor, type ExecutorOptions, type ToolHandler } from './executor.js';
+import type { ExecutorStore, KeptTurn } from './executor-store.js';
 import { type LaunchedDaemon, type LaunchOptions, launchDaemon } from './launch.js';
+import { isNotListening, NoDaemonError } from './no-daemon-error.js';
 import { Session } from './session.js';
 import { operationId, typedCall } from './typed-call.js';
 import { connectSocket, WireCallError, type WireClient } from './wire-client.js';
-import type { InitializeResult, SessionClaimResult, SessionCreateResult } from './wire-types.js';
+import type { InitializeResult, PendingCall, SessionClaimResult, SessionCreateResult } from './wire-types.js';
 
 export const PROFILE = 'application_resources_v1';
 
@@ -24,19 +28,46 @@ export interface ConnectOptions {
   client?: { name: string; version: string };
 }
 
-/** The socket errors that mean no daemon is listening (as opposed to one that refuses or is slow). */
-const NOT_LISTENING = new Set(['ENOENT', 'ECONNREFUSED']);
+/** Options of an executor the client starts or resumes. */
+export interface ClientExecutorOptions {
+  /** Wait between attempts to reconnect or to reconcile an outcome still in progress. */
+  retryDelayMs?: number;
+  /** The time retry waits are read from (default: Node's timers). */
+  clock?: Clock;
+  /** Keeps the executor across a restart of the application (`fileStore(path)`, or your own). */
+  store?: ExecutorStore;
+}
+
+/** An executor resumed after a restart of the application, and the sessions claimed for its calls. */
+export interface ResumedExecutor {
+  executor: ApplicationExecutor;
+  /** The calls that were open when it resumed (docs/protocol.md section 6). */
+  pending: readonly PendingCall[];
+  /** Each session of a pending call, claimed by this client before any result was submitted. */
+  sessions: ReadonlyMap<string, Session>;
+  /** The turns started with the executor that the store kept, oldest first. */
+  turns: readonly KeptTurn[];
+}
+
+/** The events a client emits. */
+export interface ClientEvents {
+  /** The client's connection closed without `close()`: connect again to go on. */
+  connection_lost: [];
+  /** After the connection was lost, no daemon listens on the socket any more. */
+  daemon_stopped: [];
+}
 
 /**
  * One initialized connection to the daemon, with the `application_resources_v1` profile. It checks
  * that the daemon runs as this user before sending a byte, and can launch the daemon when none runs.
  */
-export class MagiClient {
+export class MagiClient extends EventEmitter<ClientEvents> {
   readonly wire: WireClient;
   readonly initialized: InitializeResult;
   /** The daemon this client launched, if it did. */
   readonly launched: LaunchedDaemon | null;
   readonly #reconnect: () => Promise<WireClient>;
+  #closing = false;
 
   private constructor(
     wire: WireClient,
@@ -44,10 +75,23 @@ export class MagiClient {
     launched: LaunchedDaemon | null,
     reconnect: () => Promise<WireClient>,
   ) {
+    super();
     this.wire = wire;
     this.initialized = initialized;
     this.launched = launched;
     this.#reconnect = reconnect;
+    wire.onClose(() => {
+      if (this.#closing) return;
+      this.emit('connection_lost');
+      if (this.listenerCount('daemon_stopped') === 0) return;
+      // One attempt tells a daemon that stopped from a connection that dropped.
+      reconnect().then(
+        (probe) => probe.close(),
+        (error: unknown) => {
+          if (error instanceof NoDaemonError) this.emit('daemon_stopped');
+        },
+      );
+    });
   }
 
   static async connect(options: ConnectOptions = {}): Promise<MagiClient> {
@@ -56,13 +100,20 @@ export class MagiClient {
     const { home } = serveSettings({ home: options.home });
     const { socket, homeId } = await daemonTarget({ home: options.home, socket: options.socket });
     const info = options.client ?? { name: 'magi-client', version: '1' };
-    const open = async () =>
-      initialize((await connectSocket(socket, { keepHistory: false })).client, info, homeId);
+    const open = async () => {
+      let connection: Awaited<ReturnType<typeof connectSocket>>;
+      try {
+        connection = await connectSocket(socket, { keepHistory: false });
+      } catch (error) {
+        throw isNotListening(error) ? new NoDaemonError(socket) : error;
+      }
+      return initialize(connection.client, info, homeId);
+    };
     try {
       const [wire, initialized] = await open();
       return new MagiClient(wire, initialized, null, async () => (await open())[0]);
     } catch (error) {
-      if (!options.launch || !NOT_LISTENING.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+      if (!options.launch || !(error instanceof NoDaemonError)) throw error;
     }
     const launched = await launchDaemon({ home, socket, serveArgs: options.serveArgs ?? [] });
     const [wire, initialized] = await open();
@@ -103,14 +154,66 @@ export class MagiClient {
 
   /**
    * An executor attached to this connection, running `handlers`. After a drop it reconnects on its
-   * own connections; this client's connection is not reopened.
+   * own connections; this client's connection is not reopened. With a `store`, it is kept there for
+   * `resumeExecutor` after a restart of the application.
    */
-  startExecutor(handlers: Record<string, ToolHandler>, options: { retryDelayMs?: number } = {}) {
-    return ApplicationExecutor.create(this.wire, { handlers, reconnect: this.#reconnect, ...options });
+  startExecutor(
+    handlers: Record<string, ToolHandler>,
+    options: ClientExecutorOptions = {},
+  ): Promise<ApplicationExecutor> {
+    return ApplicationExecutor.create(this.wire, this.#executorOptions(handlers, options));
+  }
+
+  /**
+   * After a restart of the application: resumes the executor `options.store` kept, on this connection,
+   * in the order of docs/protocol.md section 6 (resume, rotate the secret, claim the sessions of its
+   * open calls, then submit the results it kept). A call whose handler was running when the application
+   * stopped goes to `onInterrupted` (by default it is answered with a fixed error and not run again).
+   * Null when the store keeps nothing, or the executor is gone (another daemon instance, released,
+   * expired): the store is cleared, and `startExecutor` makes a new one.
+   */
+  async resumeExecutor(
+    handlers: Record<string, ToolHandler>,
+    options: ClientExecutorOptions & {
+      store: ExecutorStore;
+      onInterrupted?: ExecutorOptions['onInterrupted'];
+    },
+  ): Promise<ResumedExecutor | null> {
+    const record = await options.store.load();
+    if (record === null) return null;
+    if (record.instance_id !== this.initialized.instance_id) {
+      // Executors do not survive a restart of the daemon; the secret is never shown to another one.
+      await options.store.save(null);
+      return null;
+    }
+    const resumed = await ApplicationExecutor.resume(this.wire, record, {
+      ...this.#executorOptions(handlers, options),
+      onInterrupted: options.onInterrupted,
+    });
+    if (resumed === null) return null;
+    const { executor, pending } = resumed;
+    const sessions = new Map<string, Session>();
+    for (const sessionId of new Set(pending.map((call) => call.session_id))) {
+      sessions.set(sessionId, await this.claimSession(sessionId));
+    }
+    await executor.deliverRecovered(pending);
+    return { executor, pending, sessions, turns: executor.turns };
   }
 
   close(): void {
+    this.#closing = true;
     this.wire.close();
+  }
+
+  #executorOptions(handlers: Record<string, ToolHandler>, options: ClientExecutorOptions): ExecutorOptions {
+    return {
+      handlers,
+      reconnect: this.#reconnect,
+      instanceId: this.initialized.instance_id,
+      ...(options.retryDelayMs === undefined ? {} : { retryDelayMs: options.retryDelayMs }),
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+      ...(options.store === undefined ? {} : { store: options.store }),
+    };
   }
 }
 
@@ -126,10 +229,10 @@ async function initialize(
       requested_capabilities: [PROFILE],
     });
     if (!initialized.negotiated_capabilities.includes(PROFILE)) {
-      throw new WireCallError('initialize', 'unsupported_capability');
+      throw new WireCallError('initialize', 'unsupported_capability', `the daemon does not offer ${PROFILE}`);
     }
     if (homeId !== null && initialized.home_id !== homeId)
-      throw new WireCallError('initialize', 'another_home');
+      throw new WireCallError('initialize', 'another_home', 'the daemon at this socket serves another home');
     return [wire, initialized];
   } catch (error) {
     wire.close();

@@ -85,6 +85,8 @@ export class Session {
       stop();
       throw error;
     }
+    // Kept with the executor, so that an application that restarts can claim it and read its outcome.
+    await options.executor?.keepTurn(this.id, accepted.turn_id);
     return { accepted, events };
   }
 

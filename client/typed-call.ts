@@ -22,7 +22,7 @@ export function answer(
   );
 }
 
-/** The result of a request, typed by its caller; a refusal throws WireCallError with its code. */
+/** The result of a request, typed by its caller; a refusal throws WireCallError with its code and message. */
 export async function typedCall<T>(
   client: WireClient,
   method: string,
@@ -30,6 +30,6 @@ export async function typedCall<T>(
   envelope: Envelope = {},
 ): Promise<T> {
   const frame = await answer(client, method, payload, envelope);
-  if (!frame.ok) throw new WireCallError(method, frame.error?.code ?? 'unknown');
+  if (!frame.ok) throw WireCallError.of(method, frame);
   return frame.result as T;
 }

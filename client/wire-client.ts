@@ -28,12 +28,26 @@ export interface WireClientOptions {
   keepHistory?: boolean;
 }
 
-/** A refusal from the daemon, carrying its wire error code. */
+/**
+ * A refusal from the daemon: the method refused, the wire error code (docs/protocol.md section 5) and the
+ * daemon's own message, which never carries secrets, paths or provider text.
+ */
 export class WireCallError extends Error {
+  override readonly name = 'WireCallError';
+  readonly method: string;
   readonly code: string;
-  constructor(method: string, code: string) {
-    super(`${method}: ${code}`);
+  /** The daemon's message, or the library's reason for a refusal it decided itself (`another_home`). */
+  readonly detail: string;
+  constructor(method: string, code: string, detail = '') {
+    super(detail === '' ? `${method}: ${code}` : `${method}: ${code}: ${detail}`);
+    this.method = method;
     this.code = code;
+    this.detail = detail;
+  }
+
+  /** The error for a refused response frame. */
+  static of(method: string, frame: ResponseFrame): WireCallError {
+    return new WireCallError(method, frame.error?.code ?? 'unknown', frame.error?.message ?? '');
   }
 }
 
@@ -181,7 +195,7 @@ export class WireClient {
     envelope: Envelope = {},
   ): Promise<Record<string, unknown>> {
     const frame = await this.request(method, payload, envelope);
-    if (!frame.ok) throw new WireCallError(method, frame.error?.code ?? 'unknown');
+    if (!frame.ok) throw WireCallError.of(method, frame);
     return frame.result ?? {};
   }
 

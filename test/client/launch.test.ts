@@ -60,13 +60,15 @@ t.test(
   },
 );
 
-t.test('without launch, a missing daemon is the connect error itself and nothing is created', async (t) => {
+t.test('without launch, a missing daemon is a NoDaemonError naming the socket, and nothing is created', async (t) => {
   const dir = tempDir(t);
   const home = join(dir, 'home');
-  t.same(await probe('connect', home, join(dir, 'magid.sock')), {
-    error: 'Error',
-    code: 'ENOENT',
+  const socket = join(dir, 'magid.sock');
+  t.same(await probe('connect', home, socket), {
+    error: 'NoDaemonError',
+    code: null,
     reason: null,
+    message: `no daemon is listening at ${socket}: start \`magid serve\` or pass \`launch: true\``,
     homeCreated: false,
   });
 });

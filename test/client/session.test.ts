@@ -61,7 +61,7 @@ t.test('a session without resources runs an ordinary turn', async (t) => {
   t.same(applicationTools((await provider.nextRequest()).body), [], 'no application tool was offered');
 });
 
-t.test('registering a name again replaces its revision; a refusal carries its code', async (t) => {
+t.test('registering a name again replaces its revision; a refusal carries its method, code and the daemon\'s message', async (t) => {
   const { daemon } = await turnDaemon(t);
   const client = await MagiClient.over(() => daemon.open('socket'));
   const session = await client.createSession(daemon.workspace, 'Test session');
@@ -70,10 +70,18 @@ t.test('registering a name again replaces its revision; a refusal carries its co
   t.equal(second.resource_id, first.resource_id, 'the same resource');
   t.not(second.revision_id, first.revision_id, 'a new revision');
   t.equal((await session.resources()).entries.length, 1);
-  await t.rejects(
-    session.registerTool({ ...LOOKUP, name: 'broken', source: { kind: 'inline', content: '{}' } }),
-    new WireCallError('session.resources.register', 'invalid_payload'),
-  );
+  const refusal = await session
+    .registerTool({ ...LOOKUP, name: 'broken', source: { kind: 'inline', content: '{}' } })
+    .catch((error: unknown) => error);
+  t.type(refusal, WireCallError);
+  t.match(refusal, {
+    name: 'WireCallError',
+    method: 'session.resources.register',
+    code: 'invalid_payload',
+    detail: 'the tool contract needs input_schema and output_schema',
+    message:
+      'session.resources.register: invalid_payload: the tool contract needs input_schema and output_schema',
+  });
   t.equal((await session.resources()).entries.length, 1, 'a refusal changes nothing');
 });
 
@@ -84,7 +92,12 @@ t.test('a refused turn.start throws its code and leaves no listener behind', asy
   const hold = provider.hold();
   provider.script(stream([hold, sse(chunk({ content: 'first' }, { finishReason: 'stop' })), done()]));
   const first = await session.startTurn('one');
-  await t.rejects(session.startTurn('two'), new WireCallError('turn.start', 'session_busy'));
+  await t.rejects(session.startTurn('two'), {
+    name: 'WireCallError',
+    method: 'turn.start',
+    code: 'session_busy',
+    message: /^turn\.start: session_busy: \S/,
+  });
   hold.release();
   const texts: string[] = [];
   for await (const event of first.events)
