@@ -371,7 +371,7 @@ export class ApplicationExecutor extends EventEmitter<ExecutorEvents> {
     });
     client.onClose(() => {
       stopEvents();
-      if (client !== this.#client || this.#closed) return;
+      if (client !== this.#client || this.#closed || this.#lost !== null) return;
       this.emit('connection_lost');
       this.#recover();
     });

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { Test } from 'tap';
 import t from 'tap';
 import {
@@ -73,17 +74,27 @@ t.test('a tool without a handler is answered execution_failed', async (t) => {
   });
 });
 
-t.test('a value outside the output schema is refused and replaced by an error outcome', async (t) => {
-  let runs = 0;
-  const s = await scene(t, {
-    lookup: () => {
-      runs++;
-      return { unexpected: true };
-    },
-  });
-  t.match(await callOnce(s), { toolMessage: { error: { code: 'execution_failed' } }, status: 'failed' });
-  t.equal(runs, 1, 'the handler was not run again');
-});
+t.test(
+  'a value outside the output schema is refused, replaced by an error outcome and reported',
+  async (t) => {
+    let runs = 0;
+    const s = await scene(t, {
+      lookup: () => {
+        runs++;
+        return { unexpected: true };
+      },
+    });
+    const refusals: unknown[] = [];
+    s.executor.on('result_refused', (call) => refusals.push(call));
+    t.match(await callOnce(s), {
+      toolMessage: { error: { code: 'execution_failed' } },
+      status: 'failed',
+      state: 'refused',
+    });
+    t.equal(runs, 1, 'the handler was not run again');
+    t.match(refusals, [{ callId: /\S/, name: 'lookup' }], 'the application is told which call');
+  },
+);
 
 t.test('a stopped turn aborts the running handler; its late result is not accepted', async (t) => {
   let started: () => void = () => {};
@@ -121,8 +132,10 @@ t.test('an executor that expired while away is reported lost, not retried foreve
   await until(() => s.daemon.app.executors.attachmentOf(s.executor.id) === null, 'the executor to detach');
   s.daemon.clock.advance(FIFTEEN_MINUTES);
   reopen();
+  const lost = once(s.executor, 'lost');
   await until(() => s.executor.lost !== null, 'the executor to be lost');
   t.ok(s.executor.lost instanceof ExecutorLostError);
+  t.same(await lost, [s.executor.lost], 'and says so with an event');
   const attempts = s.net.lines.length;
   await new Promise((resolve) => setTimeout(resolve, 20));
   t.equal(s.net.lines.length, attempts, 'no further reconnects');

@@ -60,18 +60,21 @@ t.test(
   },
 );
 
-t.test('without launch, a missing daemon is a NoDaemonError naming the socket, and nothing is created', async (t) => {
-  const dir = tempDir(t);
-  const home = join(dir, 'home');
-  const socket = join(dir, 'magid.sock');
-  t.same(await probe('connect', home, socket), {
-    error: 'NoDaemonError',
-    code: null,
-    reason: null,
-    message: `no daemon is listening at ${socket}: start \`magid serve\` or pass \`launch: true\``,
-    homeCreated: false,
-  });
-});
+t.test(
+  'without launch, a missing daemon is a NoDaemonError naming the socket, and nothing is created',
+  async (t) => {
+    const dir = tempDir(t);
+    const home = join(dir, 'home');
+    const socket = join(dir, 'magid.sock');
+    t.same(await probe('connect', home, socket), {
+      error: 'NoDaemonError',
+      code: null,
+      reason: null,
+      message: `no daemon is listening at ${socket}: start \`magid serve\` or pass \`launch: true\``,
+      homeCreated: false,
+    });
+  },
+);
 
 t.test('a daemon that exits before its ready line is a LaunchError', async (t) => {
   const dir = tempDir(t);

@@ -61,29 +61,32 @@ t.test('a session without resources runs an ordinary turn', async (t) => {
   t.same(applicationTools((await provider.nextRequest()).body), [], 'no application tool was offered');
 });
 
-t.test('registering a name again replaces its revision; a refusal carries its method, code and the daemon\'s message', async (t) => {
-  const { daemon } = await turnDaemon(t);
-  const client = await MagiClient.over(() => daemon.open('socket'));
-  const session = await client.createSession(daemon.workspace, 'Test session');
-  const first = await session.registerTool(LOOKUP);
-  const second = await session.registerTool({ ...LOOKUP, description: 'Find one note' });
-  t.equal(second.resource_id, first.resource_id, 'the same resource');
-  t.not(second.revision_id, first.revision_id, 'a new revision');
-  t.equal((await session.resources()).entries.length, 1);
-  const refusal = await session
-    .registerTool({ ...LOOKUP, name: 'broken', source: { kind: 'inline', content: '{}' } })
-    .catch((error: unknown) => error);
-  t.type(refusal, WireCallError);
-  t.match(refusal, {
-    name: 'WireCallError',
-    method: 'session.resources.register',
-    code: 'invalid_payload',
-    detail: 'the tool contract needs input_schema and output_schema',
-    message:
-      'session.resources.register: invalid_payload: the tool contract needs input_schema and output_schema',
-  });
-  t.equal((await session.resources()).entries.length, 1, 'a refusal changes nothing');
-});
+t.test(
+  "registering a name again replaces its revision; a refusal carries its method, code and the daemon's message",
+  async (t) => {
+    const { daemon } = await turnDaemon(t);
+    const client = await MagiClient.over(() => daemon.open('socket'));
+    const session = await client.createSession(daemon.workspace, 'Test session');
+    const first = await session.registerTool(LOOKUP);
+    const second = await session.registerTool({ ...LOOKUP, description: 'Find one note' });
+    t.equal(second.resource_id, first.resource_id, 'the same resource');
+    t.not(second.revision_id, first.revision_id, 'a new revision');
+    t.equal((await session.resources()).entries.length, 1);
+    const refusal = await session
+      .registerTool({ ...LOOKUP, name: 'broken', source: { kind: 'inline', content: '{}' } })
+      .catch((error: unknown) => error);
+    t.type(refusal, WireCallError);
+    t.match(refusal, {
+      name: 'WireCallError',
+      method: 'session.resources.register',
+      code: 'invalid_payload',
+      detail: 'the tool contract needs input_schema and output_schema',
+      message:
+        'session.resources.register: invalid_payload: the tool contract needs input_schema and output_schema',
+    });
+    t.equal((await session.resources()).entries.length, 1, 'a refusal changes nothing');
+  },
+);
 
 t.test('a refused turn.start throws its code and leaves no listener behind', async (t) => {
   const { daemon, provider } = await turnDaemon(t);
