@@ -8,7 +8,7 @@ import {
   type KeptTurn,
   keptCall,
 } from './executor-store.js';
-import { NoDaemonError } from './no-daemon-error.js';
+import { meansNoDaemon } from './no-daemon-error.js';
 import { answer, operationId, typedCall } from './typed-call.js';
 import type { EventFrame, WireClient } from './wire-client.js';
 import type {
@@ -601,7 +601,7 @@ export class ApplicationExecutor extends EventEmitter<ExecutorEvents> {
         return resumed.pending_calls;
       } catch (error) {
         client?.close();
-        if (error instanceof NoDaemonError && !stopped) {
+        if (meansNoDaemon(error) && !stopped) {
           stopped = true;
           this.emit('daemon_stopped');
         }

@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import { ApplicationExecutor, type ExecutorOptions, type ToolHandler } from './executor.js';
 import type { ExecutorStore, KeptTurn } from './executor-store.js';
 import { type LaunchedDaemon, type LaunchOptions, launchDaemon } from './launch.js';
-import { isNotListening, NoDaemonError } from './no-daemon-error.js';
+import { isNotListening, meansNoDaemon, NoDaemonError } from './no-daemon-error.js';
 import { Session } from './session.js';
 import { operationId, typedCall } from './typed-call.js';
 import { connectSocket, WireCallError, type WireClient } from './wire-client.js';
@@ -88,7 +88,7 @@ export class MagiClient extends EventEmitter<ClientEvents> {
       reconnect().then(
         (probe) => probe.close(),
         (error: unknown) => {
-          if (error instanceof NoDaemonError) this.emit('daemon_stopped');
+          if (meansNoDaemon(error)) this.emit('daemon_stopped');
         },
       );
     });
