@@ -3,11 +3,18 @@ import { once } from 'node:events';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Test } from 'tap';
+import { join } from 'node:path';
 import t from 'tap';
 import { isAlive } from '../../config/daemon-record.js';
 import { WITHOUT_TEST_HOOKS } from '../helpers/without-test-hooks.js';
 import { PROJECT_ROOT } from '../process/spawn-daemon.js';
+
+// Each demo starts its daemon, and the crash demo two applications, from the TypeScript sources.
+t.setTimeout(150_000);
+
+/** The demos' TMPDIRs, one per run, under one folder the file removes. */
+const TMP = mkdtempSync('/tmp/md-');
+t.teardown(() => rmSync(TMP, { recursive: true, force: true }));
 
 interface DemoRun {
   code: number | null;
@@ -18,11 +25,10 @@ interface DemoRun {
   daemonPid: number;
 }
 
-/** Runs `npm run demo`'s command from the sources, with its own TMPDIR, outside the test runner's hooks. */
-async function runDemo(t: Test, args: string[] = []): Promise<DemoRun> {
-  const tmp = mkdtempSync('/tmp/md-');
-  t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
-  const child = spawn('env', [...WITHOUT_TEST_HOOKS, '--import', 'tsx', 'demo/run.ts', ...args], {
+/** Runs a demo (`npm run demo`'s by default) from the sources, with its own TMPDIR, outside the test runner's hooks. */
+async function runDemo(args: string[] = [], script = 'demo/run.ts'): Promise<DemoRun> {
+  const tmp = mkdtempSync(join(TMP, 'run-'));
+  const child = spawn('env', [...WITHOUT_TEST_HOOKS, '--import', 'tsx', script, ...args], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, TMPDIR: tmp },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -45,7 +51,7 @@ async function runDemo(t: Test, args: string[] = []): Promise<DemoRun> {
 t.test(
   'the demo completes a turn with one succeeded call and one that reads a file, then stops its daemon and removes its home',
   async (t) => {
-    const run = await runDemo(t);
+    const run = await runDemo();
     t.equal(run.code, 0, 'exit status 0');
     t.match(run.stdout, /Turn completed\./);
     t.match(run.stdout, /find_note\s+succeeded\s+effects reported/);
@@ -71,9 +77,26 @@ t.test('a failing provider fails the demo, which still stops its daemon and remo
   await once(provider, 'listening');
   t.teardown(() => provider.close());
   const url = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`;
-  const run = await runDemo(t, ['--provider-base-url', url]);
+  const run = await runDemo(['--provider-base-url', url]);
   t.equal(run.code, 1, 'exit status 1');
   t.match(run.stdout, /Turn failed \(provider_error\)\./);
   t.notOk(isAlive(run.daemonPid), 'the daemon was stopped');
   t.same(run.leftovers, [], 'the temporary home was removed');
 });
+
+t.test(
+  'the crash demo kills its application mid-call, starts it again, and the call completes once',
+  async (t) => {
+    const run = await runDemo([], 'demo/crash.ts');
+    t.equal(run.code, 0, 'exit status 0');
+    t.match(run.stdout, /application killed with SIGKILL while its handler ran/);
+    t.match(run.stdout, /executor resumed at generation 2/);
+    t.match(run.stdout, /find_note\s+succeeded\s+effects reported/);
+    t.match(run.stdout, /magi\s+Your note about tea is notes\/tea\.md\./);
+    t.match(run.stdout, /The handler ran once\./);
+    t.match(run.stdout, /Turn completed\./);
+    t.equal(run.stdout.match(/handler ran find_note/g)?.length, 1, 'the handler ran in one process only');
+    t.notOk(isAlive(run.daemonPid), 'the daemon was stopped');
+    t.same(run.leftovers, [], 'the temporary home was removed');
+  },
+);
