@@ -10,12 +10,15 @@ import type { ExecutorAttachResult, PendingCallResult } from '../routes/executor
 import type { Result as Initialize } from '../routes/initialize.js';
 import type { Result as OperationLookup } from '../routes/operation.lookup.js';
 import type {
+  ClearResult as ClearResultSchema,
   Descriptor as DescriptorSchema,
   ListResult as ListResultSchema,
   RegisterResult as RegisterResultSchema,
   ResourcePayload,
+  UnregisterResult as UnregisterResultSchema,
 } from '../routes/registry-schemas.js';
 import type { Result as SessionClaim } from '../routes/session.claim.js';
+import type { Result as SessionClose } from '../routes/session.close.js';
 import type { Result as SessionCreate } from '../routes/session.create.js';
 import type {
   Result as ApplicationEvidence,
@@ -24,18 +27,29 @@ import type {
 import type { Result as ToolResultAck } from '../routes/turn.application_tool_result.js';
 import type { Result as TurnStart } from '../routes/turn.start.js';
 import type {
+  ActiveTurn as ActiveTurnSchema,
   ApplicationSelection as ApplicationSelectionSchema,
+  CallStatus as CallStatusSchema,
+  ExternalEffects as ExternalEffectsSchema,
+  Snapshot as SnapshotSchema,
+  TerminalPayload as TerminalPayloadSchema,
   ToolResultPayload,
 } from '../routes/turn-schemas.js';
 
 export type InitializeResult = Static<typeof Initialize>;
 export type SessionCreateResult = Static<typeof SessionCreate>;
 export type SessionClaimResult = Static<typeof SessionClaim>;
+export type ClaimSnapshot = Static<typeof SnapshotSchema>;
+/** A claim snapshot's `turn`: the session's active turn. */
+export type ActiveTurnSnapshot = Static<typeof ActiveTurnSchema>;
+export type SessionCloseResult = Static<typeof SessionClose>;
 export type Resource = Static<typeof ResourcePayload>;
 export type ResourceSource = Resource['source'];
 export type Descriptor = Static<typeof DescriptorSchema>;
 export type ListResult = Static<typeof ListResultSchema>;
 export type RegisterResult = Static<typeof RegisterResultSchema>;
+export type UnregisterResult = Static<typeof UnregisterResultSchema>;
+export type ClearResult = Static<typeof ClearResultSchema>;
 export type ExecutorCreateResult = Static<typeof ExecutorCreate>;
 export type ExecutorAttach = Static<typeof ExecutorAttachResult>;
 export type ExecutorRotateResult = Static<typeof ExecutorRotate>;
@@ -47,23 +61,28 @@ export type ToolOutcome = ToolResult['outcome'];
 export type ToolResultAcknowledgment = Static<typeof ToolResultAck>;
 export type EvidenceResult = Static<typeof ApplicationEvidence>;
 export type CallEvidence = Static<typeof CallEvidenceSchema>;
+/** An application call's state: `waiting_for_executor`, `pending`, `succeeded`, `failed` or `cancelled`. */
+export type CallStatus = Static<typeof CallStatusSchema>;
+/** `not_dispatched`, `uncertain` or `reported`. */
+export type ExternalEffects = Static<typeof ExternalEffectsSchema>;
 export type OperationLookupResult = Static<typeof OperationLookup>;
 
 /** `turn.activity`'s `activity`. */
 export type Activity =
   | { kind: 'reasoning' }
+  | { kind: 'reasoning_summary'; text: string; truncated: boolean; redacted: boolean }
   | { kind: 'tool_call_requested' }
-  | { kind: 'tool_call'; call: string; status: 'pending' | 'waiting_for_executor' | 'succeeded' | 'failed' };
+  | {
+      kind: 'tool_call';
+      call: string;
+      status: Extract<CallStatus, 'pending' | 'waiting_for_executor' | 'succeeded' | 'failed'>;
+    };
 
-/** `turn.terminal`'s payload. */
-export interface TerminalPayload {
-  turn_id: string;
-  status: 'completed' | 'failed' | 'cancelled';
-  error: { code: string; message: string } | null;
-  assistant_text: string;
-  activity_dropped: number;
-  application_manifest?: Record<string, unknown> | null;
-}
+/** `turn.terminal`'s payload (a claim snapshot's `terminal` too). */
+export type TerminalPayload = Static<typeof TerminalPayloadSchema>;
+export type TurnStatus = TerminalPayload['status'];
+/** A failed turn's `error.code`. */
+export type TurnFailureCode = NonNullable<TerminalPayload['error']>['code'];
 
 interface TurnFrame<Name extends string, Payload> {
   event: Name;
