@@ -1,4 +1,15 @@
 /** The magi-daemon client library: `import { MagiClient } from 'magi-daemon/client'`. */
+export { type Static, Type } from 'typebox';
+export {
+  type ContractProperty,
+  type ContractSchema,
+  type DefinedTool,
+  defineTool,
+  ToolContractError,
+  type ToolDefinitionOptions,
+  type TypedToolHandler,
+  toolHandlers,
+} from './define-tool.js';
 export {
   ApplicationExecutor,
   type CallState,
@@ -10,7 +21,17 @@ export {
 } from './executor.js';
 export { LaunchError, type LaunchedDaemon, type LaunchOptions, launchDaemon } from './launch.js';
 export { type ConnectOptions, MagiClient, PROFILE } from './magi-client.js';
-export { type ResourceSpec, Session, type Turn, TurnConnectionLost } from './session.js';
+export {
+  type ResourceKind,
+  type ResourceSpec,
+  type RunOptions,
+  Session,
+  SessionControlEnded,
+  type Turn,
+  TurnConnectionLost,
+  type TurnOptions,
+  type TurnRun,
+} from './session.js';
 export {
   connectSocket,
   type EventFrame,
