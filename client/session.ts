@@ -82,12 +82,58 @@ export class Session {
   /** What waits on this session's events, told when control ends here. */
   readonly #followers = new Set<(ended: SessionControlEnded) => void>();
 
-  constructor(client: WireClient, id: string, claim: SessionClaimResult) {
+  /** The last `turn.terminal` of this session this connection received, for `terminal()`. */
+  #lastTerminal: TerminalPayload | null;
+  readonly #stopRecording: () => void;
+
+  /**
+   * `arrived`: the session's terminals received while the claim was being answered (see Session.claim).
+   */
+  constructor(client: WireClient, id: string, claim: SessionClaimResult, arrived: TerminalPayload[] = []) {
     const { control_token, ...rest } = claim;
     this.#client = client;
     this.id = id;
     this.#control = control_token;
     this.claim = rest;
+    this.#lastTerminal = arrived.at(-1) ?? null;
+    const stopEvents = client.onEvent((frame) => {
+      if (frame.event === 'turn.terminal' && frame.session_id === id) {
+        this.#lastTerminal = frame.payload as unknown as TerminalPayload;
+      }
+      if (revokes(frame, id)) stop();
+      return false;
+    });
+    const stopClose = client.onClose(() => stop());
+    const stop = () => {
+      stopEvents();
+      stopClose();
+    };
+    this.#stopRecording = stop;
+  }
+
+  /**
+   * Claims `sessionId` on `client`, making it the controller. A turn's terminal can reach the new
+   * controller before the claim's answer has been read; it is kept, so `terminal()` still finds it.
+   */
+  static async claim(client: WireClient, sessionId: string): Promise<Session> {
+    const arrived: TerminalPayload[] = [];
+    const stop = client.onEvent((frame) => {
+      if (frame.event === 'turn.terminal' && frame.session_id === sessionId) {
+        arrived.push(frame.payload as unknown as TerminalPayload);
+      }
+      return false;
+    });
+    try {
+      const claim = await typedCall<SessionClaimResult>(
+        client,
+        'session.claim',
+        {},
+        { session: sessionId, operation: operationId() },
+      );
+      return new Session(client, sessionId, claim, arrived);
+    } finally {
+      stop();
+    }
   }
 
   /**
@@ -211,12 +257,13 @@ export class Session {
   }
 
   /**
-   * The terminal of `turnId`: from the claim's snapshot when the turn had already ended, else when its
-   * `turn.terminal` arrives. For a session claimed again after a drop.
+   * The terminal of `turnId`: from the claim's snapshot when the turn had already ended, or the last one
+   * this session received, else when its `turn.terminal` arrives. For a session claimed again after a drop.
    */
   terminal(turnId: string): Promise<TerminalPayload> {
-    const ended = this.claim.snapshot.terminal;
-    if (ended?.turn_id === turnId) return Promise.resolve(ended);
+    for (const ended of [this.claim.snapshot.terminal, this.#lastTerminal]) {
+      if (ended?.turn_id === turnId) return Promise.resolve(ended);
+    }
     return new Promise((resolve, reject) => {
       const fail = (error: Error) => {
         stop();
@@ -261,6 +308,7 @@ export class Session {
   }
 
   #controlEnded(reason: 'released' | 'closed'): void {
+    this.#stopRecording();
     const ended = new SessionControlEnded(reason);
     for (const follower of [...this.#followers]) follower(ended);
   }
