@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type TLiteral, type TUnion, Type } from 'typebox';
 import { PROFILE_LIMITS } from '../core/limits.js';
 import { TURN_FAILURE_CODES, TURN_STATUSES } from '../core/turns/turn-failure.js';
 import type { WireRouteOptions } from '../plugins/wire-route.js';
@@ -77,15 +77,22 @@ const ManifestMember = Type.Optional(
   Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
 );
 
+/** The union of `values` as literals, typed member by member (`map` alone would lose the tuple). */
+function literals<const Values extends readonly string[]>(
+  values: Values,
+): TUnion<{ -readonly [Index in keyof Values]: TLiteral<Values[Index]> }> {
+  return Type.Union(values.map((value) => Type.Literal(value))) as never;
+}
+
 export const TurnError = Type.Object({
-  code: Type.Union(TURN_FAILURE_CODES.map((code) => Type.Literal(code))),
+  code: literals(TURN_FAILURE_CODES),
   message: Type.String(),
 });
 
 /** `turn.terminal`'s payload; a claim snapshot's `terminal` is the same. */
 export const TerminalPayload = Type.Object({
   turn_id: Type.String(),
-  status: Type.Union(TURN_STATUSES.map((status) => Type.Literal(status))),
+  status: literals(TURN_STATUSES),
   error: Type.Union([TurnError, Type.Null()]),
   assistant_text: Type.String(),
   activity_dropped: Type.Integer(),
