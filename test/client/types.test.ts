@@ -177,6 +177,12 @@ t.test('states are string unions', async (t) => {
   // @ts-expect-error: a terminal is never `running`
   const ending: TerminalPayload['status'] = 'running';
   t.same([status, effects, ending], ['done', 'none', 'running'], 'what the compiler refused still runs');
+  const calls: CallEvidence[] = [];
+  // @ts-expect-error: comparing with a status there is not is refused
+  t.same(
+    calls.filter((call) => call.status === 'done'),
+    [],
+  );
 });
 
 t.test('claim snapshots and runs are typed', async (t) => {
