@@ -4,6 +4,7 @@
  * schema on the daemon side; their payloads are written out here as docs/protocol.md section 11 states.
  */
 import type { Static } from 'typebox';
+import type { ApplicationManifest } from '../core/turns/application-manifest.js';
 import type { Result as ExecutorCreate } from '../routes/executor.create.js';
 import type { Result as ExecutorRotate } from '../routes/executor.rotate.js';
 import type { ExecutorAttachResult, PendingCallResult } from '../routes/executor-schemas.js';
@@ -27,22 +28,29 @@ import type {
 import type { Result as ToolResultAck } from '../routes/turn.application_tool_result.js';
 import type { Result as TurnStart } from '../routes/turn.start.js';
 import type {
-  ActiveTurn as ActiveTurnSchema,
   ApplicationSelection as ApplicationSelectionSchema,
   CallStatus as CallStatusSchema,
   ExternalEffects as ExternalEffectsSchema,
-  Snapshot as SnapshotSchema,
   TerminalPayload as TerminalPayloadSchema,
   ToolResultPayload,
 } from '../routes/turn-schemas.js';
 
 export type InitializeResult = Static<typeof Initialize>;
 export type SessionCreateResult = Static<typeof SessionCreate>;
-export type SessionClaimResult = Static<typeof SessionClaim>;
-export type ClaimSnapshot = Static<typeof SnapshotSchema>;
+/**
+ * `T` with every `application_manifest` in it typed as the manifest: the schemas leave that object open
+ * (the daemon forwards the manifest as accepted); docs/protocol.md section 11 states its members.
+ */
+type Manifested<T> = T extends object
+  ? { [Key in keyof T]: Key extends 'application_manifest' ? ApplicationManifest | null : Manifested<T[Key]> }
+  : T;
+
+export type SessionClaimResult = Manifested<Static<typeof SessionClaim>>;
+export type ClaimSnapshot = SessionClaimResult['snapshot'];
 /** A claim snapshot's `turn`: the session's active turn. */
-export type ActiveTurnSnapshot = Static<typeof ActiveTurnSchema>;
+export type ActiveTurnSnapshot = NonNullable<ClaimSnapshot['turn']>;
 export type SessionCloseResult = Static<typeof SessionClose>;
+export type { ApplicationManifest };
 export type Resource = Static<typeof ResourcePayload>;
 export type ResourceSource = Resource['source'];
 export type Descriptor = Static<typeof DescriptorSchema>;
@@ -55,11 +63,11 @@ export type ExecutorAttach = Static<typeof ExecutorAttachResult>;
 export type ExecutorRotateResult = Static<typeof ExecutorRotate>;
 export type PendingCall = Static<typeof PendingCallResult>;
 export type ApplicationSelection = Static<typeof ApplicationSelectionSchema>;
-export type TurnStartResult = Static<typeof TurnStart>;
+export type TurnStartResult = Manifested<Static<typeof TurnStart>>;
 export type ToolResult = Static<typeof ToolResultPayload>;
 export type ToolOutcome = ToolResult['outcome'];
 export type ToolResultAcknowledgment = Static<typeof ToolResultAck>;
-export type EvidenceResult = Static<typeof ApplicationEvidence>;
+export type EvidenceResult = Manifested<Static<typeof ApplicationEvidence>>;
 export type CallEvidence = Static<typeof CallEvidenceSchema>;
 /** An application call's state: `waiting_for_executor`, `pending`, `succeeded`, `failed` or `cancelled`. */
 export type CallStatus = Static<typeof CallStatusSchema>;
@@ -79,7 +87,7 @@ export type Activity =
     };
 
 /** `turn.terminal`'s payload (a claim snapshot's `terminal` too). */
-export type TerminalPayload = Static<typeof TerminalPayloadSchema>;
+export type TerminalPayload = Manifested<Static<typeof TerminalPayloadSchema>>;
 export type TurnStatus = TerminalPayload['status'];
 /** A failed turn's `error.code`. */
 export type TurnFailureCode = NonNullable<TerminalPayload['error']>['code'];

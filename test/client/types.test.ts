@@ -6,11 +6,13 @@ import { expectTypeOf } from 'expect-type';
 import t from 'tap';
 import {
   type ActiveTurnSnapshot,
+  type ApplicationManifest,
   type CallEvidence,
   type CallStatus,
   type ClaimSnapshot,
   type DefinedTool,
   defineTool,
+  type EvidenceResult,
   type ExternalEffects,
   type Session,
   type SessionCloseResult,
@@ -192,6 +194,12 @@ t.test('claim snapshots and runs are typed', async (t) => {
   expectTypeOf<Session['run']>().returns.resolves.toEqualTypeOf<TurnRun>();
   expectTypeOf<TurnRun['terminal']>().toEqualTypeOf<TerminalPayload>();
   expectTypeOf<TurnRun['text']>().toEqualTypeOf<string>();
+  expectTypeOf<TerminalPayload['application_manifest']>().toEqualTypeOf<
+    ApplicationManifest | null | undefined
+  >();
+  expectTypeOf<EvidenceResult['application_manifest']>().toEqualTypeOf<ApplicationManifest | null>();
+  expectTypeOf<ApplicationManifest['tools'][number]['timeout_ms']>().toEqualTypeOf<number>();
+  expectTypeOf<ApplicationManifest['profile']>().toEqualTypeOf<'application_resources_v1'>();
   const snapshot: ClaimSnapshot = { turn: null, terminal: null };
   t.same(snapshot, { turn: null, terminal: null });
 });
