@@ -100,7 +100,7 @@ export class Session {
       if (frame.event === 'turn.terminal' && frame.session_id === id) {
         this.#lastTerminal = frame.payload as unknown as TerminalPayload;
       }
-      if (revokes(frame, id)) stop();
+      if (revokes(frame, id, claim.grant_generation)) stop();
       return false;
     });
     const stopClose = client.onClose(() => stop());
@@ -227,7 +227,9 @@ export class Session {
       // A turn that already ended answers unknown_turn: its terminal is on its way regardless.
       this.stopTurn(turn.accepted.turn_id).catch(() => {});
     };
-    signal?.addEventListener('abort', stop, { once: true });
+    // Aborted while the turn was being accepted: an abort event already fired does not fire again.
+    if (signal?.aborted) stop();
+    else signal?.addEventListener('abort', stop, { once: true });
     try {
       let text = '';
       for await (const event of turn.events) {
@@ -271,7 +273,7 @@ export class Session {
       };
       const stopClose = this.#client.onClose(() => fail(new TurnConnectionLost()));
       const stopEvents = this.#client.onEvent((frame) => {
-        if (revokes(frame, this.id)) fail(new SessionControlEnded('takeover'));
+        if (revokes(frame, this.id, this.claim.grant_generation)) fail(new SessionControlEnded('takeover'));
         if (frame.event !== 'turn.terminal' || frame.payload.turn_id !== turnId) return false;
         stop();
         resolve(frame.payload as unknown as TerminalPayload);
@@ -346,7 +348,7 @@ export class Session {
     };
     const stopClose = this.#client.onClose(() => fail(new TurnConnectionLost()));
     const stopEvents = this.#client.onEvent((frame: EventFrame) => {
-      if (revokes(frame, this.id)) fail(new SessionControlEnded('takeover'));
+      if (revokes(frame, this.id, this.claim.grant_generation)) fail(new SessionControlEnded('takeover'));
       if (frame.session_id !== this.id || frame.operation_id !== operation) return false;
       events.push(frame as unknown as TurnEvent);
       if (frame.event === 'turn.terminal') {
@@ -369,9 +371,13 @@ export class Session {
   }
 }
 
-/** Whether `frame` tells that another connection took control of the session. */
-function revokes(frame: EventFrame, sessionId: string): boolean {
-  return frame.event === 'session.control_revoked' && frame.session_id === sessionId;
+/** Whether `frame` tells that another connection took over the control `generation` of the session. */
+function revokes(frame: EventFrame, sessionId: string, generation: number): boolean {
+  return (
+    frame.event === 'session.control_revoked' &&
+    frame.session_id === sessionId &&
+    frame.payload.grant_generation === generation
+  );
 }
 
 /** The `application` member selecting the whole current registry, with `executor` for its tools. */
