@@ -1,4 +1,15 @@
 /** The magi-daemon client library: `import { MagiClient } from 'magi-daemon/client'`. */
+export { type Static, Type } from 'typebox';
+export {
+  type ContractProperty,
+  type ContractSchema,
+  type DefinedTool,
+  defineTool,
+  ToolContractError,
+  type ToolDefinitionOptions,
+  type TypedToolHandler,
+  toolHandlers,
+} from './define-tool.js';
 export {
   ApplicationExecutor,
   type CallState,
@@ -30,7 +41,17 @@ export {
   type ResumedExecutor,
 } from './magi-client.js';
 export { NoDaemonError } from './no-daemon-error.js';
-export { type ResourceSpec, Session, type Turn, TurnConnectionLost } from './session.js';
+export {
+  type ResourceKind,
+  type ResourceSpec,
+  type RunOptions,
+  Session,
+  SessionControlEnded,
+  type Turn,
+  TurnConnectionLost,
+  type TurnOptions,
+  type TurnRun,
+} from './session.js';
 export {
   connectSocket,
   type EventFrame,

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { daemonTarget, serveSettings } from '../config/settings.js';
 import type { Clock } from '../core/clock.js';
+import { type DefinedTool, toolHandlers } from './define-tool.js';
 import { ApplicationExecutor, type ExecutorOptions, type ToolHandler } from './executor.js';
 import type { ExecutorStore, KeptTurn } from './executor-store.js';
 import { type LaunchedDaemon, type LaunchOptions, launchDaemon } from './launch.js';
@@ -8,7 +9,7 @@ import { isNotListening, meansNoDaemon, NoDaemonError } from './no-daemon-error.
 import { Session } from './session.js';
 import { operationId, typedCall } from './typed-call.js';
 import { connectSocket, WireCallError, type WireClient } from './wire-client.js';
-import type { InitializeResult, PendingCall, SessionClaimResult, SessionCreateResult } from './wire-types.js';
+import type { InitializeResult, PendingCall, SessionCreateResult } from './wire-types.js';
 
 export const PROFILE = 'application_resources_v1';
 
@@ -27,6 +28,9 @@ export interface ConnectOptions {
   /** How this application names itself in `initialize`. */
   client?: { name: string; version: string };
 }
+
+/** An executor's handlers: by tool name, or the tools `defineTool` made. */
+export type Handlers = Record<string, ToolHandler> | readonly DefinedTool[];
 
 /** Options of an executor the client starts or resumes. */
 export interface ClientExecutorOptions {
@@ -141,15 +145,12 @@ export class MagiClient extends EventEmitter<ClientEvents> {
     return this.claimSession(created.session_id);
   }
 
-  /** Makes this connection the session's controller (taking over from any other). */
-  async claimSession(sessionId: string): Promise<Session> {
-    const claim = await typedCall<SessionClaimResult>(
-      this.wire,
-      'session.claim',
-      {},
-      { session: sessionId, operation: operationId() },
-    );
-    return new Session(this.wire, sessionId, claim);
+  /**
+   * Makes this connection the session's controller (taking over from any other). A terminal that reaches
+   * the connection before the claim's answer is kept for `session.terminal`.
+   */
+  claimSession(sessionId: string): Promise<Session> {
+    return Session.claim(this.wire, sessionId);
   }
 
   /**
@@ -157,10 +158,7 @@ export class MagiClient extends EventEmitter<ClientEvents> {
    * own connections; this client's connection is not reopened. With a `store`, it is kept there for
    * `resumeExecutor` after a restart of the application.
    */
-  startExecutor(
-    handlers: Record<string, ToolHandler>,
-    options: ClientExecutorOptions = {},
-  ): Promise<ApplicationExecutor> {
+  startExecutor(handlers: Handlers, options: ClientExecutorOptions = {}): Promise<ApplicationExecutor> {
     return ApplicationExecutor.create(this.wire, this.#executorOptions(handlers, options));
   }
 
@@ -173,7 +171,7 @@ export class MagiClient extends EventEmitter<ClientEvents> {
    * expired): the store is cleared, and `startExecutor` makes a new one.
    */
   async resumeExecutor(
-    handlers: Record<string, ToolHandler>,
+    handlers: Handlers,
     options: ClientExecutorOptions & {
       store: ExecutorStore;
       onInterrupted?: ExecutorOptions['onInterrupted'];
@@ -205,9 +203,9 @@ export class MagiClient extends EventEmitter<ClientEvents> {
     this.wire.close();
   }
 
-  #executorOptions(handlers: Record<string, ToolHandler>, options: ClientExecutorOptions): ExecutorOptions {
+  #executorOptions(handlers: Handlers, options: ClientExecutorOptions): ExecutorOptions {
     return {
-      handlers,
+      handlers: Array.isArray(handlers) ? toolHandlers(handlers) : (handlers as Record<string, ToolHandler>),
       reconnect: this.#reconnect,
       instanceId: this.initialized.instance_id,
       ...(options.retryDelayMs === undefined ? {} : { retryDelayMs: options.retryDelayMs }),

@@ -1,18 +1,22 @@
+import type { DefinedTool } from './define-tool.js';
 import { EventQueue } from './event-queue.js';
 import type { ApplicationExecutor } from './executor.js';
 import { operationId, typedCall } from './typed-call.js';
-import type { Envelope, EventFrame, WireClient } from './wire-client.js';
+import { type Envelope, type EventFrame, WireCallError, type WireClient } from './wire-client.js';
 import type {
   ApplicationSelection,
+  ClearResult,
   Descriptor,
   EvidenceResult,
   ListResult,
   RegisterResult,
   ResourceSource,
   SessionClaimResult,
+  SessionCloseResult,
   TerminalPayload,
   TurnEvent,
   TurnStartResult,
+  UnregisterResult,
 } from './wire-types.js';
 
 /** A tool or skill to register: a tool's source holds `{input_schema, output_schema, timeout_ms?}`. */
@@ -30,6 +34,39 @@ export class TurnConnectionLost extends Error {
   }
 }
 
+/**
+ * This session object no longer controls the session (it released or closed it, or another connection
+ * claimed it), so the turn's later events, its terminal included, go elsewhere or to no one.
+ */
+export class SessionControlEnded extends Error {
+  override readonly name = 'SessionControlEnded';
+  readonly reason: 'released' | 'closed' | 'takeover';
+  constructor(reason: 'released' | 'closed' | 'takeover') {
+    super(`control of the session ended (${reason}); claim the session again to follow its turn`);
+    this.reason = reason;
+  }
+}
+
+export type ResourceKind = 'tool' | 'skill';
+
+export interface TurnOptions {
+  /** The executor of the registry's tools, attached to this session's connection. */
+  executor?: ApplicationExecutor;
+}
+
+export interface RunOptions extends TurnOptions {
+  /** Stops the turn (`turn.stop`) when aborted; `run` then resolves with its `cancelled` terminal. */
+  signal?: AbortSignal;
+}
+
+/** A finished turn: its acceptance, its terminal (whatever its status) and the answer text. */
+export interface TurnRun {
+  accepted: TurnStartResult;
+  terminal: TerminalPayload;
+  /** The deltas, joined: the same as `terminal.assistant_text`, since no delta is ever dropped. */
+  text: string;
+}
+
 /** A started turn: its acceptance, and its events until its terminal. */
 export interface Turn {
   readonly accepted: TurnStartResult;
@@ -42,21 +79,110 @@ export class Session {
   readonly #client: WireClient;
   readonly #control: string;
   readonly claim: Omit<SessionClaimResult, 'control_token'>;
+  /** What waits on this session's events, told when control ends here. */
+  readonly #followers = new Set<(ended: SessionControlEnded) => void>();
 
-  constructor(client: WireClient, id: string, claim: SessionClaimResult) {
+  /** The last `turn.terminal` of this session this connection received, for `terminal()`. */
+  #lastTerminal: TerminalPayload | null;
+  readonly #stopRecording: () => void;
+
+  /**
+   * `arrived`: the session's terminals received while the claim was being answered (see Session.claim).
+   */
+  constructor(client: WireClient, id: string, claim: SessionClaimResult, arrived: TerminalPayload[] = []) {
     const { control_token, ...rest } = claim;
     this.#client = client;
     this.id = id;
     this.#control = control_token;
     this.claim = rest;
+    this.#lastTerminal = arrived.at(-1) ?? null;
+    const stopEvents = client.onEvent((frame) => {
+      if (frame.event === 'turn.terminal' && frame.session_id === id) {
+        this.#lastTerminal = frame.payload as unknown as TerminalPayload;
+      }
+      if (revokes(frame, id, claim.grant_generation)) stop();
+      return false;
+    });
+    const stopClose = client.onClose(() => stop());
+    const stop = () => {
+      stopEvents();
+      stopClose();
+    };
+    this.#stopRecording = stop;
   }
 
-  registerTool(tool: ResourceSpec): Promise<Descriptor> {
-    return this.#register({ kind: 'tool', ...tool });
+  /**
+   * Claims `sessionId` on `client`, making it the controller. A turn's terminal can reach the new
+   * controller before the claim's answer has been read; it is kept, so `terminal()` still finds it.
+   */
+  static async claim(client: WireClient, sessionId: string): Promise<Session> {
+    const arrived: TerminalPayload[] = [];
+    const stop = client.onEvent((frame) => {
+      if (frame.event === 'turn.terminal' && frame.session_id === sessionId) {
+        arrived.push(frame.payload as unknown as TerminalPayload);
+      }
+      return false;
+    });
+    try {
+      const claim = await typedCall<SessionClaimResult>(
+        client,
+        'session.claim',
+        {},
+        { session: sessionId, operation: operationId() },
+      );
+      return new Session(client, sessionId, claim, arrived);
+    } finally {
+      stop();
+    }
+  }
+
+  /**
+   * Registers a tool, or replaces the revision of the tool of that name: a `defineTool` result, or a spec
+   * whose source holds the contract JSON.
+   */
+  registerTool(tool: ResourceSpec | DefinedTool): Promise<Descriptor> {
+    return this.#register('tool', tool);
   }
 
   registerSkill(skill: ResourceSpec): Promise<Descriptor> {
-    return this.#register({ kind: 'skill', ...skill });
+    return this.#register('skill', skill);
+  }
+
+  /**
+   * Removes the resource of that kind and name at its current revision. A name not registered is
+   * WireCallError `resource_not_found`, as the daemon answers an absent resource.
+   */
+  async unregister(kind: ResourceKind, name: string): Promise<UnregisterResult> {
+    const listing = await this.resources();
+    const current = listing.entries.find((entry) => entry.kind === kind && entry.name === name);
+    if (current === undefined) {
+      throw new WireCallError('session.resources.unregister', 'resource_not_found');
+    }
+    return typedCall<UnregisterResult>(
+      this.#client,
+      'session.resources.unregister',
+      { resource_id: current.resource_id, expected_revision: current.revision_id },
+      this.#envelope(operationId()),
+    );
+  }
+
+  unregisterTool(name: string): Promise<UnregisterResult> {
+    return this.unregister('tool', name);
+  }
+
+  unregisterSkill(name: string): Promise<UnregisterResult> {
+    return this.unregister('skill', name);
+  }
+
+  /** Removes every tool and skill of the registry. */
+  async clear(): Promise<ClearResult> {
+    const listing = await this.resources();
+    return typedCall<ClearResult>(
+      this.#client,
+      'session.resources.clear',
+      { expected_registry_revision: listing.registry_revision },
+      this.#envelope(operationId()),
+    );
   }
 
   resources(): Promise<ListResult> {
@@ -67,7 +193,7 @@ export class Session {
    * Starts a turn over the whole current registry. With tools registered, `executor` must be attached
    * to this session's connection; its calls then go to it.
    */
-  async startTurn(prompt: string, options: { executor?: ApplicationExecutor } = {}): Promise<Turn> {
+  async startTurn(prompt: string, options: TurnOptions = {}): Promise<Turn> {
     const listing = await this.resources();
     const payload =
       listing.entries.length > 0 ? { prompt, application: selection(listing, options.executor) } : { prompt };
@@ -90,6 +216,35 @@ export class Session {
     return { accepted, events };
   }
 
+  /**
+   * Runs a turn to its end: resolves with its terminal, whatever its status, and its text. Rejects when
+   * the turn is refused (WireCallError), the connection drops (TurnConnectionLost) or control ends here
+   * (SessionControlEnded); the turn itself goes on in the last two cases.
+   */
+  async run(prompt: string, options: RunOptions = {}): Promise<TurnRun> {
+    const { signal, ...turnOptions } = options;
+    signal?.throwIfAborted();
+    const turn = await this.startTurn(prompt, turnOptions);
+    const stop = () => {
+      // A turn that already ended answers unknown_turn: its terminal is on its way regardless.
+      this.stopTurn(turn.accepted.turn_id).catch(() => {});
+    };
+    // Aborted while the turn was being accepted: an abort event already fired does not fire again.
+    if (signal?.aborted) stop();
+    else signal?.addEventListener('abort', stop, { once: true });
+    try {
+      let text = '';
+      for await (const event of turn.events) {
+        if (event.event === 'turn.assistant_delta') text += event.payload.delta;
+        if (event.event === 'turn.terminal')
+          return { accepted: turn.accepted, terminal: event.payload, text };
+      }
+      throw new TurnConnectionLost();
+    } finally {
+      signal?.removeEventListener('abort', stop);
+    }
+  }
+
   /** Cancels the active turn; its terminal (`cancelled`) follows on the events. */
   async stopTurn(turnId: string): Promise<void> {
     await typedCall(this.#client, 'turn.stop', { turn_id: turnId }, this.#envelope(operationId()));
@@ -106,30 +261,65 @@ export class Session {
   }
 
   /**
-   * The terminal of `turnId`: from the claim's snapshot when the turn had already ended, else when its
-   * `turn.terminal` arrives. For a session claimed again after a drop.
+   * The terminal of `turnId`: from the claim's snapshot when the turn had already ended, or the last one
+   * this session received, else when its `turn.terminal` arrives. For a session claimed again after a drop.
    */
   terminal(turnId: string): Promise<TerminalPayload> {
-    const ended = this.claim.snapshot.terminal as TerminalPayload | null;
-    if (ended?.turn_id === turnId) return Promise.resolve(ended);
+    for (const ended of [this.claim.snapshot.terminal, this.#lastTerminal]) {
+      if (ended?.turn_id === turnId) return Promise.resolve(ended);
+    }
     return new Promise((resolve, reject) => {
-      const stopClose = this.#client.onClose(() => reject(new TurnConnectionLost()));
-      const stop = this.#client.onEvent((frame) => {
+      const fail = (error: Error) => {
+        stop();
+        reject(error);
+      };
+      const stopClose = this.#client.onClose(() => fail(new TurnConnectionLost()));
+      const stopEvents = this.#client.onEvent((frame) => {
+        if (revokes(frame, this.id, this.claim.grant_generation)) fail(new SessionControlEnded('takeover'));
         if (frame.event !== 'turn.terminal' || frame.payload.turn_id !== turnId) return false;
         stop();
-        stopClose();
         resolve(frame.payload as unknown as TerminalPayload);
         return true;
       });
+      this.#followers.add(fail);
+      const stop = () => {
+        stopEvents();
+        stopClose();
+        this.#followers.delete(fail);
+      };
     });
   }
 
-  /** Ends control without cancelling anything. */
+  /** Ends control without cancelling anything: a turn goes on, its events to the next controller. */
   async release(): Promise<void> {
     await typedCall(this.#client, 'session.release', {}, this.#envelope(operationId()));
+    this.#controlEnded('released');
   }
 
-  async #register(resource: ResourceSpec & { kind: 'tool' | 'skill' }): Promise<Descriptor> {
+  /**
+   * Ends control and cancels the active turn, if any (`closing`; else `closed`). Its terminal reaches no
+   * connection: a later claim sees it in `claim.snapshot.terminal`. The history stays.
+   */
+  async close(): Promise<SessionCloseResult> {
+    const closed = await typedCall<SessionCloseResult>(
+      this.#client,
+      'session.close',
+      {},
+      this.#envelope(operationId()),
+    );
+    this.#controlEnded('closed');
+    return closed;
+  }
+
+  #controlEnded(reason: 'released' | 'closed'): void {
+    this.#stopRecording();
+    const ended = new SessionControlEnded(reason);
+    for (const follower of [...this.#followers]) follower(ended);
+  }
+
+  async #register(kind: ResourceKind, spec: ResourceSpec): Promise<Descriptor> {
+    // Exactly the wire's members: a defined tool carries its schemas and handler besides.
+    const resource = { kind, name: spec.name, description: spec.description, source: spec.source };
     const registered = await typedCall<RegisterResult>(
       this.#client,
       'session.resources.register',
@@ -154,8 +344,13 @@ export class Session {
    */
   #follow(operation: string): { events: EventQueue<TurnEvent>; stop: () => void } {
     const events = new EventQueue<TurnEvent>();
-    const stopClose = this.#client.onClose(() => events.fail(new TurnConnectionLost()));
+    const fail = (error: Error) => {
+      stop();
+      events.fail(error);
+    };
+    const stopClose = this.#client.onClose(() => fail(new TurnConnectionLost()));
     const stopEvents = this.#client.onEvent((frame: EventFrame) => {
+      if (revokes(frame, this.id, this.claim.grant_generation)) fail(new SessionControlEnded('takeover'));
       if (frame.session_id !== this.id || frame.operation_id !== operation) return false;
       events.push(frame as unknown as TurnEvent);
       if (frame.event === 'turn.terminal') {
@@ -164,9 +359,11 @@ export class Session {
       }
       return true;
     });
+    this.#followers.add(fail);
     const stop = () => {
       stopEvents();
       stopClose();
+      this.#followers.delete(fail);
     };
     return { events, stop };
   }
@@ -174,6 +371,15 @@ export class Session {
   #envelope(operation: string | null): Envelope {
     return { session: this.id, control: this.#control, operation };
   }
+}
+
+/** Whether `frame` tells that another connection took over the control `generation` of the session. */
+function revokes(frame: EventFrame, sessionId: string, generation: number): boolean {
+  return (
+    frame.event === 'session.control_revoked' &&
+    frame.session_id === sessionId &&
+    frame.payload.grant_generation === generation
+  );
 }
 
 /** The `application` member selecting the whole current registry, with `executor` for its tools. */

@@ -4,18 +4,22 @@
  * schema on the daemon side; their payloads are written out here as docs/protocol.md section 11 states.
  */
 import type { Static } from 'typebox';
+import type { ApplicationManifest } from '../core/turns/application-manifest.js';
 import type { Result as ExecutorCreate } from '../routes/executor.create.js';
 import type { Result as ExecutorRotate } from '../routes/executor.rotate.js';
 import type { ExecutorAttachResult, PendingCallResult } from '../routes/executor-schemas.js';
 import type { Result as Initialize } from '../routes/initialize.js';
 import type { Result as OperationLookup } from '../routes/operation.lookup.js';
 import type {
+  ClearResult as ClearResultSchema,
   Descriptor as DescriptorSchema,
   ListResult as ListResultSchema,
   RegisterResult as RegisterResultSchema,
   ResourcePayload,
+  UnregisterResult as UnregisterResultSchema,
 } from '../routes/registry-schemas.js';
 import type { Result as SessionClaim } from '../routes/session.claim.js';
+import type { Result as SessionClose } from '../routes/session.close.js';
 import type { Result as SessionCreate } from '../routes/session.create.js';
 import type {
   Result as ApplicationEvidence,
@@ -25,45 +29,68 @@ import type { Result as ToolResultAck } from '../routes/turn.application_tool_re
 import type { Result as TurnStart } from '../routes/turn.start.js';
 import type {
   ApplicationSelection as ApplicationSelectionSchema,
+  CallStatus as CallStatusSchema,
+  ExternalEffects as ExternalEffectsSchema,
+  TerminalPayload as TerminalPayloadSchema,
   ToolResultPayload,
 } from '../routes/turn-schemas.js';
 
 export type InitializeResult = Static<typeof Initialize>;
 export type SessionCreateResult = Static<typeof SessionCreate>;
-export type SessionClaimResult = Static<typeof SessionClaim>;
+/**
+ * `T` with every `application_manifest` in it typed as the manifest: the schemas leave that object open
+ * (the daemon forwards the manifest as accepted); docs/protocol.md section 11 states its members.
+ */
+type Manifested<T> = T extends object
+  ? { [Key in keyof T]: Key extends 'application_manifest' ? ApplicationManifest | null : Manifested<T[Key]> }
+  : T;
+
+export type SessionClaimResult = Manifested<Static<typeof SessionClaim>>;
+export type ClaimSnapshot = SessionClaimResult['snapshot'];
+/** A claim snapshot's `turn`: the session's active turn. */
+export type ActiveTurnSnapshot = NonNullable<ClaimSnapshot['turn']>;
+export type SessionCloseResult = Static<typeof SessionClose>;
+export type { ApplicationManifest };
 export type Resource = Static<typeof ResourcePayload>;
 export type ResourceSource = Resource['source'];
 export type Descriptor = Static<typeof DescriptorSchema>;
 export type ListResult = Static<typeof ListResultSchema>;
 export type RegisterResult = Static<typeof RegisterResultSchema>;
+export type UnregisterResult = Static<typeof UnregisterResultSchema>;
+export type ClearResult = Static<typeof ClearResultSchema>;
 export type ExecutorCreateResult = Static<typeof ExecutorCreate>;
 export type ExecutorAttach = Static<typeof ExecutorAttachResult>;
 export type ExecutorRotateResult = Static<typeof ExecutorRotate>;
 export type PendingCall = Static<typeof PendingCallResult>;
 export type ApplicationSelection = Static<typeof ApplicationSelectionSchema>;
-export type TurnStartResult = Static<typeof TurnStart>;
+export type TurnStartResult = Manifested<Static<typeof TurnStart>>;
 export type ToolResult = Static<typeof ToolResultPayload>;
 export type ToolOutcome = ToolResult['outcome'];
 export type ToolResultAcknowledgment = Static<typeof ToolResultAck>;
-export type EvidenceResult = Static<typeof ApplicationEvidence>;
+export type EvidenceResult = Manifested<Static<typeof ApplicationEvidence>>;
 export type CallEvidence = Static<typeof CallEvidenceSchema>;
+/** An application call's state: `waiting_for_executor`, `pending`, `succeeded`, `failed` or `cancelled`. */
+export type CallStatus = Static<typeof CallStatusSchema>;
+/** `not_dispatched`, `uncertain` or `reported`. */
+export type ExternalEffects = Static<typeof ExternalEffectsSchema>;
 export type OperationLookupResult = Static<typeof OperationLookup>;
 
 /** `turn.activity`'s `activity`. */
 export type Activity =
   | { kind: 'reasoning' }
+  | { kind: 'reasoning_summary'; text: string; truncated: boolean; redacted: boolean }
   | { kind: 'tool_call_requested' }
-  | { kind: 'tool_call'; call: string; status: 'pending' | 'waiting_for_executor' | 'succeeded' | 'failed' };
+  | {
+      kind: 'tool_call';
+      call: string;
+      status: Extract<CallStatus, 'pending' | 'waiting_for_executor' | 'succeeded' | 'failed'>;
+    };
 
-/** `turn.terminal`'s payload. */
-export interface TerminalPayload {
-  turn_id: string;
-  status: 'completed' | 'failed' | 'cancelled';
-  error: { code: string; message: string } | null;
-  assistant_text: string;
-  activity_dropped: number;
-  application_manifest?: Record<string, unknown> | null;
-}
+/** `turn.terminal`'s payload (a claim snapshot's `terminal` too). */
+export type TerminalPayload = Manifested<Static<typeof TerminalPayloadSchema>>;
+export type TurnStatus = TerminalPayload['status'];
+/** A failed turn's `error.code`. */
+export type TurnFailureCode = NonNullable<TerminalPayload['error']>['code'];
 
 interface TurnFrame<Name extends string, Payload> {
   event: Name;

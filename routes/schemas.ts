@@ -16,8 +16,3 @@ export const PagePayload = Type.Object(
 );
 
 export const ErrorObject = Type.Object({ code: Type.String(), message: Type.String() });
-
-export const Snapshot = Type.Object({
-  turn: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-  terminal: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-});

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import { EmptyPayload, Snapshot } from './schemas.js';
+import { type Static, Type } from 'typebox';
+import { EmptyPayload } from './schemas.js';
+import { Snapshot } from './turn-schemas.js';
 
 export const Result = Type.Object({
   control_token: Type.String(),
@@ -27,7 +28,11 @@ const sessionClaim: FastifyPluginAsyncTypebox = async (fastify) => {
         },
       },
     },
-    async (request) => fastify.sessions.claim(request.wire.envelope.session_id!, request.wire.connection),
+    // The turn coordinator builds the snapshot's payloads as records; their shape is the one above.
+    async (request) =>
+      fastify.sessions.claim(request.wire.envelope.session_id!, request.wire.connection) as Static<
+        typeof Result
+      >,
   );
 };
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { EmptyPayload } from './schemas.js';
 
-const Result = Type.Object({ status: Type.Union([Type.Literal('closing'), Type.Literal('closed')]) });
+export const Result = Type.Object({ status: Type.Union([Type.Literal('closing'), Type.Literal('closed')]) });
 
 /** `session.close`: ends the caller's control, cancelling an active turn; idempotent for its token. */
 const sessionClose: FastifyPluginAsyncTypebox = async (fastify) => {

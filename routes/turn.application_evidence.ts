@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { WireId } from './schemas.js';
+import { CallStatus, ExternalEffects } from './turn-schemas.js';
 
 export const Payload = Type.Object({ turn_id: WireId }, { additionalProperties: false });
 
@@ -13,9 +14,9 @@ export const CallEvidence = Type.Object({
   resource_id: Type.String(),
   revision_id: Type.String(),
   revision_sha256: Type.String(),
-  status: Type.String(),
-  external_effects: Type.String(),
-  wait_kind: Type.Union([Type.String(), Type.Null()]),
+  status: CallStatus,
+  external_effects: ExternalEffects,
+  wait_kind: Type.Union([Type.Literal('availability'), Type.Literal('execution'), Type.Null()]),
   remaining_ms: Type.Union([Type.Integer(), Type.Null()]),
 });
 
