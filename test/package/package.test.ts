@@ -197,6 +197,7 @@ t.test("the client library's types check in a user's TypeScript", async (t) => {
   t.same({ code: full.code, out: full.stdout }, { code: 0, out: '' }, 'the shipped declarations check');
   for (const [module, resolution, file, what] of [
     ['nodenext', 'nodenext', 'esm/consumer.ts', 'an ES module app under nodenext'],
+    ['node16', 'node16', 'esm/consumer.ts', 'an ES module app under node16'],
     ['esnext', 'bundler', 'esm/consumer.ts', 'an app for a bundler'],
     ['nodenext', 'nodenext', 'consumer.ts', 'a CommonJS app under nodenext (require of an ES module)'],
     ['node16', 'node16', 'commonjs-consumer.cts', 'a CommonJS app under node16 with import()'],
