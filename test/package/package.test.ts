@@ -6,6 +6,7 @@ import {
   mkdtempSync,
   readFileSync,
   realpathSync,
+  renameSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -119,6 +120,20 @@ t.test('installing the package runs no compiler: the addon comes prebuilt', asyn
     (await runIn(app, process.execPath, ['--input-type=module', '-e', script, probe])).stdout,
   );
   t.same(loaded, { path: join(installed, 'native', 'prebuilds', 'linux-x64', 'node.node'), locked: true });
+
+  // The control: without its prebuilt, the same install compiles, and the stand-ins notice.
+  const prebuilds = join(installed, 'native', 'prebuilds');
+  const aside = join(work, 'prebuilds-aside');
+  renameSync(prebuilds, aside);
+  const compiling = await runExpectingFailure(app, 'npm', ['rebuild', 'magi-daemon'], {
+    ...env,
+    // Node's headers, as the project's .npmrc says, so that node-gyp downloads nothing.
+    npm_config_nodedir: '/usr',
+  });
+  t.not(compiling.code, 0, 'an install that must compile fails without a compiler');
+  t.ok(existsSync(marker), 'and the stand-ins saw it try');
+  rmSync(join(installed, 'native', 'build'), { recursive: true, force: true });
+  renameSync(aside, prebuilds);
 });
 
 t.test('npx magid --help prints the usage', async (t) => {
@@ -173,15 +188,14 @@ t.test("the client library's types check in a user's TypeScript", async (t) => {
   copyFileSync(join(FIXTURES, 'consumer.ts'), join(app, 'consumer.ts'));
   copyFileSync(join(FIXTURES, 'commonjs-consumer.cts'), join(app, 'commonjs-consumer.cts'));
 
-  // `skipLibCheck` as `tsc --init` sets it; the first check goes without it, so that the declarations the
-  // package ships (and what they reach) are checked too, which takes most of this test's time.
-  const check = (module: string, resolution: string, file: string, skipLibCheck = true) =>
+  // `skipLibCheck` as `tsc --init` sets it: without it, checking every declaration the client's types reach
+  // (fastify's, TypeBox's) takes some 45 s more; the project's own type-check covers the sources they come from.
+  const check = (module: string, resolution: string, file: string) =>
     runExpectingFailure(app, process.execPath, [
       TSC,
       '--noEmit',
       '--strict',
       '--skipLibCheck',
-      String(skipLibCheck),
       '--target',
       'es2022',
       '--types',
@@ -193,8 +207,6 @@ t.test("the client library's types check in a user's TypeScript", async (t) => {
       file,
     ]);
 
-  const full = await check('nodenext', 'nodenext', 'esm/consumer.ts', false);
-  t.same({ code: full.code, out: full.stdout }, { code: 0, out: '' }, 'the shipped declarations check');
   for (const [module, resolution, file, what] of [
     ['nodenext', 'nodenext', 'esm/consumer.ts', 'an ES module app under nodenext'],
     ['node16', 'node16', 'esm/consumer.ts', 'an ES module app under node16'],

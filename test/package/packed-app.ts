@@ -91,9 +91,14 @@ export async function runIn(
 }
 
 /** A command that may fail: its exit code and output, for a test that expects a failure. */
-export async function runExpectingFailure(cwd: string, file: string, args: readonly string[]) {
+export async function runExpectingFailure(
+  cwd: string,
+  file: string,
+  args: readonly string[],
+  env = packageEnv(),
+) {
   try {
-    const ran = await runIn(cwd, file, args);
+    const ran = await runIn(cwd, file, args, env);
     return { code: 0, ...ran };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
