@@ -63,7 +63,8 @@ interface Lockfile {
 export function packageEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { NODE_OPTIONS: '--enable-source-maps' };
   for (const [name, value] of Object.entries(process.env)) {
-    if (name === 'NODE_OPTIONS' || name === 'INIT_CWD') continue;
+    // Coverage of npm, tsc and a copy of the package outside the checkout is nothing to collect.
+    if (name === 'NODE_OPTIONS' || name === 'NODE_V8_COVERAGE' || name === 'INIT_CWD') continue;
     if (name.startsWith('npm_package_') || name.startsWith('npm_lifecycle_')) continue;
     env[name] = value;
   }
