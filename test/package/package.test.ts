@@ -34,6 +34,21 @@ const FIXTURES = join(PROJECT_ROOT, 'test', 'package', 'fixtures');
 const TSC = join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const app = join(work, 'app');
 const installed = join(app, 'node_modules', 'magi-daemon');
+const prebuilt = join(installed, 'native', 'prebuilds', 'linux-x64', 'node.node');
+
+/** Loads the installed package's addon in a fresh process: which file it loaded, and whether flock works. */
+async function loadAddon(): Promise<unknown> {
+  const probe = join(work, 'probe.lock');
+  writeFileSync(probe, '');
+  const script = `
+    const native = await import(${JSON.stringify(join(installed, 'dist', 'core', 'endpoint', 'native.js'))});
+    const fd = (await import('node:fs')).openSync(process.argv[1], 'r+');
+    console.log(JSON.stringify({ path: native.nativeAddonPath(), locked: native.nativeAddon().flock(fd, true, true) }));
+  `;
+  return JSON.parse(
+    (await runIn(app, process.execPath, ['--input-type=module', '-e', script, probe])).stdout,
+  );
+}
 
 const tarball = await packProject(work);
 const listing = (await runIn(work, 'tar', ['-tzf', tarball])).stdout
@@ -94,6 +109,11 @@ t.test('the tarball installs into an app offline, with its dependencies and its 
   t.ok(existsSync(join(installed, 'dist', 'client', 'index.js')));
   t.ok(existsSync(join(app, 'node_modules', '.bin', 'magid')), 'magid is linked');
   t.ok(existsSync(join(app, 'node_modules', 'fastify', 'package.json')), 'dependencies are installed');
+  t.same(
+    await loadAddon(),
+    { path: prebuilt, locked: true },
+    'the prebuilt loads though no install script ran',
+  );
 });
 
 t.test('installing the package runs no compiler: the addon comes prebuilt', async (t) => {
@@ -109,17 +129,7 @@ t.test('installing the package runs no compiler: the addon comes prebuilt', asyn
   t.notOk(existsSync(marker), 'no compiler, linker or make ran');
   t.notOk(existsSync(join(installed, 'native', 'build')), 'no native/build folder was created');
 
-  const probe = join(work, 'probe.lock');
-  writeFileSync(probe, '');
-  const script = `
-    const native = await import(${JSON.stringify(join(installed, 'dist', 'core', 'endpoint', 'native.js'))});
-    const fd = (await import('node:fs')).openSync(process.argv[1], 'r+');
-    console.log(JSON.stringify({ path: native.nativeAddonPath(), locked: native.nativeAddon().flock(fd, true, true) }));
-  `;
-  const loaded = JSON.parse(
-    (await runIn(app, process.execPath, ['--input-type=module', '-e', script, probe])).stdout,
-  );
-  t.same(loaded, { path: join(installed, 'native', 'prebuilds', 'linux-x64', 'node.node'), locked: true });
+  t.same(await loadAddon(), { path: prebuilt, locked: true });
 
   // The control: without its prebuilt, the same install compiles, and the stand-ins notice.
   const prebuilds = join(installed, 'native', 'prebuilds');
