@@ -13,7 +13,7 @@ export const ENDPOINT_MESSAGES = {
   lock_file_unsafe: 'the lock file must be a regular file owned by the current user',
   lock_file_unstable: 'the lock file was replaced while it was being locked',
   native_addon_missing:
-    'the native addon native/build/Release/magi_native.node is not built (run npm install)',
+    'the native addon has no prebuilt for this platform and is not built (run npm rebuild magi-daemon)',
   native_addon_invalid: 'the native addon does not export peerCredentials and flock',
 } as const;
 

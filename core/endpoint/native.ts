@@ -24,28 +24,45 @@ export interface MagiNative {
   closeOnExec(fd: number): void;
 }
 
-const ADDON_RELATIVE_PATH = join('native', 'build', 'Release', 'magi_native.node');
+/** What marks the addon's folder: its sources ship with the package, beside any prebuilt. */
+const ADDON_MARKER = join('native', 'binding.gyp');
 
 let addonPath: string | undefined;
 let addon: MagiNative | undefined;
 
+/** node-gyp-build's resolver: `native/build/Release` when built from source, else the prebuilt for this platform. */
+interface GypBuild {
+  resolve(directory: string): string;
+}
+
 /**
- * The addon's absolute path, found by walking up from this file, so the same lookup works from the
- * TypeScript sources (core/endpoint/) and from the compiled tree (dist/core/endpoint/).
+ * The addon's folder, found by walking up from this file, so the same lookup works from the TypeScript
+ * sources (core/endpoint/), the compiled tree (dist/core/endpoint/) and an installed package.
  */
-export function nativeAddonPath(): string {
-  if (addonPath !== undefined) return addonPath;
+function nativeAddonDirectory(): string {
   let directory = dirname(fileURLToPath(import.meta.url));
   for (;;) {
-    const candidate = join(directory, ADDON_RELATIVE_PATH);
-    if (existsSync(candidate)) {
-      addonPath = candidate;
-      return candidate;
-    }
+    if (existsSync(join(directory, ADDON_MARKER))) return join(directory, 'native');
     const parent = dirname(directory);
     if (parent === directory) throw new EndpointError('native_addon_missing');
     directory = parent;
   }
+}
+
+/**
+ * The absolute path of the addon this process loads: the one compiled into native/build/Release when there
+ * is one (a checkout, or an install that compiled it), else native/prebuilds/<platform>-<arch>/.
+ */
+export function nativeAddonPath(): string {
+  if (addonPath !== undefined) return addonPath;
+  const gypBuild = createRequire(import.meta.url)('node-gyp-build') as GypBuild;
+  try {
+    addonPath = gypBuild.resolve(nativeAddonDirectory());
+  } catch {
+    // node-gyp-build's own message names the folder and the platform: keep to the fixed one.
+    throw new EndpointError('native_addon_missing');
+  }
+  return addonPath;
 }
 
 function isMagiNative(value: unknown): value is MagiNative {
