@@ -13,6 +13,9 @@ function store(options: { environmentKey?: string | null; storedKey?: string | n
         if (options.failWrites) throw new Error('disk full');
         writes.push(apiKey);
       },
+      writeTokens: async () => {
+        throw new Error('not used here');
+      },
       remove: async () => {
         removals++;
         return true;
