@@ -74,8 +74,10 @@ export class LoginFlow {
    * or has not yet shown its URL, or has ended).
    */
   callback(url: URL): boolean {
-    if (this.#step !== 'waiting' || this.#deliverCallback === null) return false;
-    this.#deliverCallback(url);
+    const deliver = this.#deliverCallback;
+    if (this.#step !== 'waiting' || deliver === null) return false;
+    this.#deliverCallback = null;
+    deliver(url);
     return true;
   }
 

@@ -71,7 +71,7 @@ export class OAuthClient {
     const { server } = config;
     if (server.kind === 'explicit') {
       this.#server = {
-        issuer: server.issuer.href,
+        issuer: server.issuer,
         authorization_endpoint: server.authorizationEndpoint.href,
         token_endpoint: server.tokenEndpoint.href,
       };
@@ -161,9 +161,13 @@ export class OAuthClient {
     if (this.#server !== null) return this.#server;
     const { server } = this.#config;
     if (server.kind !== 'discovery') throw new OAuthFailure(failure);
+    // RFC 8414's document first, then OpenID Connect's, which many servers publish instead.
     const discovered = await this.#bounded(signal, failure, async (options) => {
       const response = await oauth.discoveryRequest(server.issuer, { ...options, algorithm: 'oauth2' });
-      return oauth.processDiscoveryResponse(server.issuer, response);
+      if (response.status !== 404) return oauth.processDiscoveryResponse(server.issuer, response);
+      await response.body?.cancel();
+      const openid = await oauth.discoveryRequest(server.issuer, { ...options, algorithm: 'oidc' });
+      return oauth.processDiscoveryResponse(server.issuer, openid);
     });
     this.#server = discovered;
     return discovered;

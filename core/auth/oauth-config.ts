@@ -6,8 +6,8 @@ export type AuthorizationServerSource =
   | { readonly kind: 'discovery'; readonly issuer: URL }
   | {
       readonly kind: 'explicit';
-      /** The issuer an id token from the server must name: the configured one, else the token endpoint's origin. */
-      readonly issuer: URL;
+      /** The issuer an id token from the server must name: the configured one as written, else the token endpoint's origin. */
+      readonly issuer: string;
       readonly authorizationEndpoint: URL;
       readonly tokenEndpoint: URL;
     };
@@ -69,7 +69,7 @@ export function readOAuthConfig(settings: OAuthSettings): OAuthConfig {
     const tokenEndpoint = serverUrl(settings.token_endpoint, 'token_endpoint');
     server = {
       kind: 'explicit',
-      issuer: issuer ?? new URL(tokenEndpoint.origin),
+      issuer: issuer === null ? tokenEndpoint.origin : settings.issuer!,
       authorizationEndpoint: serverUrl(settings.authorization_endpoint, 'authorization_endpoint'),
       tokenEndpoint,
     };
