@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { OAuth2Server } from 'oauth2-mock-server';
 
 interface Tap {
@@ -33,6 +36,10 @@ export async function startOAuthServer(t: Tap): Promise<TestOAuthServer> {
     expiresIn: null,
     failTokens: null,
   };
+  // Every token is distinct, even two signed in the same second.
+  server.service.on('beforeTokenSigning', (token) => {
+    token.payload.jti = randomUUID();
+  });
   server.service.on('beforeResponse', (response, request) => {
     const body = (request as unknown as { body: Record<string, string> }).body;
     fixture.tokenRequests.push({ grant_type: body.grant_type ?? '', body });
@@ -55,4 +62,23 @@ export async function authorize(authorizationUrl: string): Promise<string> {
   const location = response.headers.get('location');
   if (response.status !== 302 || location === null) throw new Error(`no redirect (${response.status})`);
   return location;
+}
+
+/**
+ * An issuer whose discovery never answers: a login against it stays before its URL until cancelled.
+ * `asked` resolves once the daemon's discovery request has arrived.
+ */
+export async function startSilentIssuer(t: Tap): Promise<{ issuer: string; asked: Promise<void> }> {
+  let arrived: () => void = () => {};
+  const asked = new Promise<void>((resolve) => (arrived = resolve));
+  const server = createServer(() => arrived());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return { issuer: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, asked };
 }
