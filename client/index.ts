@@ -9,6 +9,13 @@ export {
   type ToolHandler,
 } from './executor.js';
 export { LaunchError, type LaunchedDaemon, type LaunchOptions, launchDaemon } from './launch.js';
+export {
+  LoginConnectionLost,
+  type LoginResult,
+  type LoginStep,
+  login,
+  OAuthLogin,
+} from './login.js';
 export { type ConnectOptions, MagiClient, PROFILE } from './magi-client.js';
 export { type ResourceSpec, Session, type Turn, TurnConnectionLost } from './session.js';
 export {

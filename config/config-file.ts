@@ -39,7 +39,7 @@ const OAuthOptions = Type.Object({
     Type.Array(Type.String({ pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]+$' }), { maxItems: 64 }),
   ),
   authorization_parameters: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 2048 }))),
-  login_timeout_ms: Type.Optional(Type.Integer({ minimum: 10_000, maximum: 3_600_000 })),
+  login_timeout_ms: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 3_600_000 })),
 });
 const ProviderOptions = Type.Object({
   oauth: Type.Optional(OAuthOptions),
