@@ -14,7 +14,7 @@ import {
 import { stream, toolCallStream } from '../helpers/provider-streams.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
 import { authorizationUrl, untilState } from '../routes/auth.oauth.fixture.js';
-import { type MagidProcess, shortTempDir, startDaemon } from './spawn-daemon.js';
+import { type MagidProcess, shortTempDir, startDaemon, startStdio } from './spawn-daemon.js';
 
 interface Scene {
   home: string;
@@ -408,3 +408,24 @@ t.test(
     t.ok(client.received.join('\n').includes(JSON.stringify(url).slice(1, -1)));
   },
 );
+
+t.test('the end of stdio input cancels the login', async (t) => {
+  const server = await startOAuthServer(t);
+  const home = join(shortTempDir(t), 'home');
+  mkdirSync(home, { mode: 0o700 });
+  writeFileSync(
+    join(home, 'config.json'),
+    JSON.stringify({ provider: { oauth: { issuer: server.issuer, client_id: 'magid-process' } } }),
+  );
+  const { magid, client } = await startStdio(t, { home });
+  await client.initialize([]);
+  resultOf(await client.request('auth.login', { method: 'oauth' }, { operation: op() }));
+  const url = await authorizationUrl(client);
+  client.close();
+  const events = await untilState(client, 'cancelled');
+  t.equal(events.at(-1)!.payload.state, 'cancelled');
+  t.same(await magid.waitExit(), { code: 0, signal: null });
+  const port = new URL(new URL(url).searchParams.get('redirect_uri')!).port;
+  await t.rejects(fetch(`http://127.0.0.1:${port}/callback`), 'the listener is closed');
+  t.equal(server.tokenRequests.length, 0);
+});
