@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import { type Clock, deadlineAt } from '../clock.js';
-import type { OAuthConfig } from './oauth-config.js';
+import { isLoopbackHost, type OAuthConfig } from './oauth-config.js';
 
 /**
  * Why a login or a refresh failed, as the wire says it: fixed codes, never the server's own words, which
@@ -81,10 +81,14 @@ export class OAuthClient {
   /** Builds the authorization URL for `redirectUri`, discovering the server first if need be. */
   async authorizationRequest(redirectUri: string, signal: AbortSignal): Promise<AuthorizationRequest> {
     const server = await this.#authorizationServer(signal);
-    if (server.authorization_endpoint === undefined) throw new OAuthFailure('discovery_failed');
+    // The browser is sent there: https, or http on this machine only, whatever a metadata document says.
+    const endpoint = server.authorization_endpoint;
+    if (endpoint === undefined || !(isHttps(endpoint) || isLoopbackHttp(endpoint))) {
+      throw new OAuthFailure('discovery_failed');
+    }
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
-    const url = new URL(server.authorization_endpoint);
+    const url = new URL(endpoint);
     for (const [name, value] of Object.entries(this.#config.authorizationParameters)) {
       url.searchParams.set(name, value);
     }
@@ -124,7 +128,7 @@ export class OAuthClient {
     signal: AbortSignal,
   ): Promise<TokenSet> {
     const server = this.#server!;
-    return this.#tokenRequest('exchange_failed', signal, async (options) => {
+    return this.#tokenRequest('exchange_failed', server, signal, async (options) => {
       const response = await oauth.authorizationCodeGrantRequest(
         server,
         this.#client,
@@ -141,7 +145,7 @@ export class OAuthClient {
   /** A fresh access token for `refreshToken`; a server that sends no new refresh token keeps the old one. */
   async refresh(refreshToken: string, signal: AbortSignal): Promise<TokenSet> {
     const server = await this.#authorizationServer(signal, 'refresh_failed');
-    const tokens = await this.#tokenRequest('refresh_failed', signal, async (options) => {
+    const tokens = await this.#tokenRequest('refresh_failed', server, signal, async (options) => {
       const response = await oauth.refreshTokenGrantRequest(
         server,
         this.#client,
@@ -162,23 +166,30 @@ export class OAuthClient {
     const { server } = this.#config;
     if (server.kind !== 'discovery') throw new OAuthFailure(failure);
     // RFC 8414's document first, then OpenID Connect's, which many servers publish instead.
-    const discovered = await this.#bounded(signal, failure, async (options) => {
-      const response = await oauth.discoveryRequest(server.issuer, { ...options, algorithm: 'oauth2' });
-      if (response.status !== 404) return oauth.processDiscoveryResponse(server.issuer, response);
-      await response.body?.cancel();
-      const openid = await oauth.discoveryRequest(server.issuer, { ...options, algorithm: 'oidc' });
-      return oauth.processDiscoveryResponse(server.issuer, openid);
-    });
+    const discovered = await this.#bounded(
+      signal,
+      failure,
+      isLoopbackHttp(server.issuer.href),
+      async (options) => {
+        const response = await oauth.discoveryRequest(server.issuer, { ...options, algorithm: 'oauth2' });
+        if (response.status !== 404) return oauth.processDiscoveryResponse(server.issuer, response);
+        await response.body?.cancel();
+        const openid = await oauth.discoveryRequest(server.issuer, { ...options, algorithm: 'oidc' });
+        return oauth.processDiscoveryResponse(server.issuer, openid);
+      },
+    );
     this.#server = discovered;
     return discovered;
   }
 
   async #tokenRequest(
     failure: OAuthFailureCode,
+    server: oauth.AuthorizationServer,
     signal: AbortSignal,
     request: (options: oauth.TokenEndpointRequestOptions) => Promise<oauth.TokenEndpointResponse>,
   ): Promise<TokenSet> {
-    const response = await this.#bounded(signal, failure, request);
+    const insecure = server.token_endpoint !== undefined && isLoopbackHttp(server.token_endpoint);
+    const response = await this.#bounded(signal, failure, insecure, request);
     if (response.token_type !== 'bearer') throw new OAuthFailure(failure);
     const expiresIn = response.expires_in;
     return {
@@ -198,6 +209,8 @@ export class OAuthClient {
   async #bounded<T>(
     signal: AbortSignal,
     failure: OAuthFailureCode,
+    /** Plain http is allowed for a server on a loopback address only; `oauth4webapi` refuses it otherwise. */
+    loopbackHttp: boolean,
     run: (options: { signal: AbortSignal; [oauth.allowInsecureRequests]: boolean }) => Promise<T>,
   ): Promise<T> {
     const timeout = new AbortController();
@@ -205,10 +218,9 @@ export class OAuthClient {
       timeout.abort(),
     );
     try {
-      // http is only ever configured for a loopback server (oauth-config.ts).
       return await run({
         signal: AbortSignal.any([signal, timeout.signal]),
-        [oauth.allowInsecureRequests]: true,
+        [oauth.allowInsecureRequests]: loopbackHttp,
       });
     } catch (error) {
       if (signal.aborted) throw signal.reason;
@@ -219,6 +231,16 @@ export class OAuthClient {
       deadline.cancel();
     }
   }
+}
+
+function isHttps(url: string): boolean {
+  return URL.canParse(url) && new URL(url).protocol === 'https:';
+}
+
+function isLoopbackHttp(url: string): boolean {
+  if (!URL.canParse(url)) return false;
+  const parsed = new URL(url);
+  return parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname);
 }
 
 function isNetworkFailure(error: unknown): boolean {
