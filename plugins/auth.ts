@@ -11,7 +11,7 @@ import type { LoginProgressEvent } from '../core/auth/login-progress.js';
 import { LoopbackCallback } from '../core/auth/loopback-callback.js';
 import { OAuthClient } from '../core/auth/oauth-client.js';
 import type { OAuthConfig } from '../core/auth/oauth-config.js';
-import { OAuthLogins, type RunningLogin } from '../core/auth/oauth-login.js';
+import { type LoginReservation, OAuthLogins, type RunningLogin } from '../core/auth/oauth-login.js';
 import { TokenRefresher } from '../core/auth/token-refresher.js';
 import type { Clock } from '../core/clock.js';
 import type { Connection } from '../core/connections/connection.js';
@@ -33,8 +33,16 @@ declare module 'fastify' {
     credentials: CredentialStore;
     /** The OAuth logins; null when `provider.oauth` is not configured. */
     oauthLogins: OAuthLogins | null;
-    /** Starts an OAuth login for `connection`, settled as `operationId`; `end` runs once it has ended. */
-    startOAuthLogin(connection: Connection, operationId: string, end: () => void): RunningLogin;
+    /**
+     * Starts the OAuth login reserved for `connection` (`oauthLogins.reserve`), settled as `operationId`;
+     * `end` runs once it has ended.
+     */
+    startOAuthLogin(
+      connection: Connection,
+      reservation: LoginReservation,
+      operationId: string,
+      end: () => void,
+    ): RunningLogin;
   }
 }
 
@@ -92,38 +100,41 @@ const auth: FastifyPluginAsync<AuthPluginOptions> = async (
 
   fastify.decorate('credentials', credentials);
   fastify.decorate('oauthLogins', logins);
-  fastify.decorate('startOAuthLogin', (connection: Connection, operationId: string, end: () => void) => {
-    if (logins === null) throw new Error('no OAuth login is configured');
-    const running = logins.start(
-      {
-        connectionId: connection.id,
-        deliver: (loginId: string, event: LoginProgressEvent) => {
-          connection.send(
-            encodeEvent({
-              event: LOGIN_PROGRESS_EVENT,
-              session_id: null,
-              operation_id: operationId,
-              grant_generation: null,
-              sequence: null,
-              payload: { login_id: loginId, ...event },
-            }),
-          );
+  fastify.decorate(
+    'startOAuthLogin',
+    (connection: Connection, reservation: LoginReservation, operationId: string, end: () => void) => {
+      if (logins === null) throw new Error('no OAuth login is configured');
+      const running = logins.start(
+        reservation,
+        {
+          connectionId: connection.id,
+          deliver: (loginId: string, event: LoginProgressEvent) => {
+            connection.send(
+              encodeEvent({
+                event: LOGIN_PROGRESS_EVENT,
+                session_id: null,
+                operation_id: operationId,
+                grant_generation: null,
+                sequence: null,
+                payload: { login_id: loginId, ...event },
+              }),
+            );
+          },
+          settle: (loginId, outcome) => {
+            const code = outcome.state === 'failed' ? outcome.code : null;
+            fastify.operations.settle(operationId, {
+              ok: true,
+              result: { login_id: loginId, state: outcome.state, code },
+            });
+            // The state and code only: nothing the user or the server sent.
+            fastify.log.info({ login_id: loginId, state: outcome.state, code }, 'OAuth login ended');
+          },
         },
-        settle: (loginId, outcome) => {
-          const code = outcome.state === 'failed' ? outcome.code : null;
-          fastify.operations.settle(operationId, {
-            ok: true,
-            result: { login_id: loginId, state: outcome.state, code },
-          });
-          // The state and code only: nothing the user or the server sent.
-          fastify.log.info({ login_id: loginId, state: outcome.state, code }, 'OAuth login ended');
-        },
-      },
-      end,
-    );
-    connection.onClose(() => logins.connectionClosed(connection.id));
-    return running;
-  });
+        end,
+      );
+      return running;
+    },
+  );
   fastify.framing.declareEvent(LOGIN_PROGRESS_EVENT);
   fastify.framing.onDraining(() => {
     drain.abort();

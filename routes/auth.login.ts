@@ -40,9 +40,16 @@ const authLogin: FastifyPluginAsyncTypebox = async (fastify) => {
       const operationId = request.wire.envelope.operation_id!;
       if (body.method === 'oauth' && fastify.oauthLogins === null) throw oauthRefusals.notConfigured();
       const end = fastify.credentials.beginLogin();
+      const { connection } = request.wire;
+      // From its admission on, an OAuth login can be cancelled, and its connection's end cancels it.
+      const reservation = body.method === 'oauth' ? fastify.oauthLogins!.reserve(connection.id) : null;
+      if (reservation !== null)
+        connection.onClose(() => fastify.oauthLogins!.connectionClosed(connection.id));
       let handedOver = false;
       fastify.afterAnswer(request, () => {
-        if (!handedOver) end();
+        if (handedOver) return;
+        if (reservation !== null) fastify.oauthLogins!.release(reservation);
+        end();
       });
       await fastify.enterConfiguration(request);
       if (body.method === 'api_key') {
@@ -50,7 +57,7 @@ const authLogin: FastifyPluginAsyncTypebox = async (fastify) => {
         fastify.operations.settle(operationId, { ok: true, result });
         return result;
       }
-      const running = fastify.startOAuthLogin(request.wire.connection, operationId, end);
+      const running = fastify.startOAuthLogin(connection, reservation!, operationId, end);
       handedOver = true;
       accepted.set(request, running);
       const acceptance = { login_id: running.loginId, state: 'started' as const };

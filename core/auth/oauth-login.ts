@@ -28,6 +28,12 @@ export interface RunningLogin {
   readonly progress: LoginProgress;
 }
 
+/** A login admitted and waiting for the configuration worker; it may be cancelled before it starts. */
+export interface LoginReservation {
+  readonly connectionId: string;
+  cancelled: boolean;
+}
+
 export const oauthRefusals = {
   notConfigured: () => new WireError('conflict', 'no OAuth login is configured'),
   noLoginWaiting: () => new WireError('conflict', 'no login is waiting for a callback'),
@@ -39,6 +45,7 @@ export const oauthRefusals = {
  */
 export class OAuthLogins {
   readonly #options: OAuthLoginOptions;
+  #pending: LoginReservation | null = null;
   #running: RunningLogin | null = null;
 
   constructor(options: OAuthLoginOptions) {
@@ -49,11 +56,25 @@ export class OAuthLogins {
     return this.#running;
   }
 
+  /** Holds the place of an admitted login until it starts, so that a cancellation meanwhile is not lost. */
+  reserve(connectionId: string): LoginReservation {
+    const reservation: LoginReservation = { connectionId, cancelled: false };
+    this.#pending = reservation;
+    return reservation;
+  }
+
+  /** The reserved login will not start (its request failed). */
+  release(reservation: LoginReservation): void {
+    if (this.#pending === reservation) this.#pending = null;
+  }
+
   /**
-   * Starts a flow for `requester`; `end` runs once it has ended (the login admission is let go). Its events
-   * are held until `progress.open()`, which the route calls once the acceptance has been written.
+   * Starts the reserved flow for `requester`; `end` runs once it has ended (the login admission is let go).
+   * Its events are held until `progress.open()`, which the route calls once the acceptance has been
+   * written. A reservation cancelled meanwhile starts a flow that ends `cancelled` at once.
    */
-  start(requester: LoginRequester, end: () => void): RunningLogin {
+  start(reservation: LoginReservation, requester: LoginRequester, end: () => void): RunningLogin {
+    this.release(reservation);
     const loginId = newId('login');
     const progress = new LoginProgress((event) => requester.deliver(loginId, event));
     const flow = new LoginFlow({
@@ -62,6 +83,7 @@ export class OAuthLogins {
     });
     const running: RunningLogin = { loginId, connectionId: requester.connectionId, flow, progress };
     this.#running = running;
+    if (reservation.cancelled) flow.cancel();
     void flow.finished.then((outcome) => {
       if (this.#running === running) this.#running = null;
       end();
@@ -77,13 +99,18 @@ export class OAuthLogins {
     return running;
   }
 
-  /** Cancels the running login; false when there is none or its commit has begun. */
+  /** Cancels the running (or admitted) login; false when there is none or its commit has begun. */
   cancel(): boolean {
-    return this.#running?.flow.cancel() ?? false;
+    if (this.#running !== null) return this.#running.flow.cancel();
+    const pending = this.#pending;
+    if (pending === null || pending.cancelled) return false;
+    pending.cancelled = true;
+    return true;
   }
 
   /** The requesting connection is gone: its login is cancelled and its events are dropped. */
   connectionClosed(connectionId: string): void {
+    if (this.#pending?.connectionId === connectionId) this.#pending.cancelled = true;
     const running = this.#running;
     if (running === null || running.connectionId !== connectionId) return;
     running.progress.close();

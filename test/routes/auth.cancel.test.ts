@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import { op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
 import { authorize, startOAuthServer, startSilentIssuer } from '../helpers/oauth-server.js';
+import { ScriptedProvider } from '../helpers/scripted-provider.js';
 import { authorizationUrl, startOAuthDaemon, untilState } from './auth.oauth.fixture.js';
-import { resultOf } from './session.resources.fixture.js';
+import { codeOf, resultOf } from './session.resources.fixture.js';
 
 for (const transport of TRANSPORTS) {
   t.test(`auth.cancel (${transport})`, async (t) => {
@@ -34,6 +35,44 @@ for (const transport of TRANSPORTS) {
         status: 'completed',
         result: { state: 'cancelled', code: null },
       });
+    });
+
+    t.test('while the login waits for the configuration worker', async (t) => {
+      const server = await startOAuthServer(t);
+      const provider = await ScriptedProvider.start(t);
+      const daemon = await startOAuthDaemon(
+        t,
+        server,
+        {},
+        {
+          provider: { baseUrl: provider.baseUrl, model: 'scripted-model', apiKey: null },
+        },
+      );
+      const client = await daemon.connect(transport);
+      const hold = provider.hold();
+      provider.scriptModels({
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        steps: [hold, { kind: 'write', bytes: Buffer.from('{"data":[]}') }],
+      });
+      const refresh = client.request('catalog.refresh', {}, { operation: op() });
+      await hold.reached;
+      const login = client.request('auth.login', { method: 'oauth' }, { operation: op() });
+      // The login is admitted: a second one is busy, and a cancel is taken before it starts.
+      t.equal(
+        codeOf(await client.request('auth.login', { method: 'oauth' }, { operation: op() })),
+        'configuration_busy',
+      );
+      t.same(await client.call('auth.cancel', {}, { operation: op() }), { cancelled: true });
+      hold.release();
+      resultOf(await refresh);
+      resultOf(await login);
+      const events = await untilState(client, 'cancelled');
+      t.same(
+        events.map((event) => event.payload.state),
+        ['cancelled'],
+      );
+      t.equal(server.tokenRequests.length, 0);
     });
 
     t.test('while waiting, from another connection; the old credential stays', async (t) => {
