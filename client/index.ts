@@ -33,6 +33,13 @@ export {
 } from './executor-store.js';
 export { LaunchError, type LaunchedDaemon, type LaunchOptions, launchDaemon } from './launch.js';
 export {
+  LoginConnectionLost,
+  type LoginResult,
+  type LoginStep,
+  login,
+  OAuthLogin,
+} from './login.js';
+export {
   type ClientEvents,
   type ClientExecutorOptions,
   type ConnectOptions,

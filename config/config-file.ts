@@ -3,6 +3,12 @@ import { join } from 'node:path';
 import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { TLocalizedValidationError } from 'typebox/error';
+import {
+  type OAuthConfig,
+  OAuthConfigError,
+  type OAuthSettings,
+  readOAuthConfig,
+} from '../core/auth/oauth-config.js';
 import type { McpServerEntry } from '../core/mcp/mcp-types.js';
 import { type BuiltinToolName, ENABLEABLE_BUILTIN_TOOLS } from '../core/resources/builtin-tools.js';
 import { readMcpServers } from './mcp-servers-config.js';
@@ -22,7 +28,21 @@ const RUN_COMMAND_PROCESSES_MAX = 65_536;
 const DisabledNames = Type.Object({ disabled: Type.Optional(Type.Array(Type.String())) });
 /** Header values are visible ASCII, spaces and tabs, so that no value can split a request. */
 const HEADER_VALUE = '^[\\t\\x20-\\x7e]*$';
+/** An absolute http(s) URL; the OAuth configuration refuses anything else (`core/auth/oauth-config.ts`). */
+const OAuthUrl = Type.String({ minLength: 1, maxLength: 2048 });
+const OAuthOptions = Type.Object({
+  issuer: Type.Optional(OAuthUrl),
+  authorization_endpoint: Type.Optional(OAuthUrl),
+  token_endpoint: Type.Optional(OAuthUrl),
+  client_id: Type.String({ minLength: 1, maxLength: 512 }),
+  scopes: Type.Optional(
+    Type.Array(Type.String({ pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]+$' }), { maxItems: 64 }),
+  ),
+  authorization_parameters: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 2048 }))),
+  login_timeout_ms: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 3_600_000 })),
+});
 const ProviderOptions = Type.Object({
+  oauth: Type.Optional(OAuthOptions),
   headers: Type.Optional(Type.Record(Type.String(), Type.String({ pattern: HEADER_VALUE }))),
   stream_usage: Type.Optional(Type.Boolean()),
   assistant_tool_call_content: Type.Optional(Type.Enum(['empty', 'null'])),
@@ -88,6 +108,8 @@ export interface ProviderSection {
    * then are they read, and `provider_reasoning_summary` offered to clients. Off unless configured.
    */
   readonly reasoning_summary: boolean;
+  /** Signing in through the browser (`auth.login {method:"oauth"}`); null when not configured. */
+  readonly oauth: OAuthConfig | null;
   readonly [field: string]: unknown;
 }
 
@@ -135,6 +157,7 @@ export function defaultConfig(): DaemonConfig {
       stream_usage: true,
       assistant_tool_call_content: 'empty',
       reasoning_summary: false,
+      oauth: null,
     },
   };
 }
@@ -176,7 +199,13 @@ export function parseConfig(text: string): DaemonConfig {
         processes?: number;
       };
     };
-    provider?: Record<string, unknown> & Partial<ProviderSection>;
+    provider?: Record<string, unknown> & {
+      headers?: Record<string, string>;
+      stream_usage?: boolean;
+      assistant_tool_call_content?: 'empty' | 'null';
+      reasoning_summary?: boolean;
+      oauth?: OAuthSettings;
+    };
   };
   const { mcpServers: _claudeSection, ...rest } = file;
   return {
@@ -204,8 +233,18 @@ export function parseConfig(text: string): DaemonConfig {
       stream_usage: file.provider?.stream_usage ?? true,
       assistant_tool_call_content: file.provider?.assistant_tool_call_content ?? 'empty',
       reasoning_summary: file.provider?.reasoning_summary ?? false,
+      oauth: file.provider?.oauth === undefined ? null : checkedOAuth(file.provider.oauth),
     },
   };
+}
+
+function checkedOAuth(settings: OAuthSettings): OAuthConfig {
+  try {
+    return readOAuthConfig(settings);
+  } catch (error) {
+    if (error instanceof OAuthConfigError) throw new ConfigError(error.message, error.pointer);
+    throw error;
+  }
 }
 
 /** An HTTP token (RFC 9110). */

@@ -27,7 +27,9 @@ import { newId } from '../core/ids.js';
 import { SERVICE_LIMITS } from '../core/limits.js';
 import type { OperationBounds } from '../core/operations/operation-ledger.js';
 import type { NameCatalog } from '../core/resources/names.js';
+import authCancel from '../routes/auth.cancel.js';
 import authLogin from '../routes/auth.login.js';
+import authLoginCallback from '../routes/auth.login_callback.js';
 import authLogout from '../routes/auth.logout.js';
 import authStatus from '../routes/auth.status.js';
 import capabilities from '../routes/capabilities.js';
@@ -197,7 +199,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clock,
     defaultModel: providerSettings.model,
   });
-  await app.register(auth, { home: options.home, environmentKey: providerSettings.apiKey });
+  await app.register(auth, {
+    home: options.home,
+    clock,
+    environmentKey: providerSettings.apiKey,
+    oauth: config.provider.oauth,
+  });
   await app.register(provider, {
     settings: providerSettings,
     config: config.provider,
@@ -265,6 +272,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     turnApplicationEvidence,
     authStatus,
     authLogin,
+    authLoginCallback,
+    authCancel,
     authLogout,
     catalogList,
     catalogRefresh,

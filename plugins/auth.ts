@@ -1,33 +1,146 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import { readStoredApiKey, removeStoredApiKey, writeStoredApiKey } from '../config/credentials-file.js';
+import {
+  readStoredCredential,
+  removeStoredApiKey,
+  writeStoredApiKey,
+  writeStoredTokens,
+} from '../config/credentials-file.js';
 import { CredentialStore } from '../core/auth/credential-store.js';
+import type { LoginProgressEvent } from '../core/auth/login-progress.js';
+import { LoopbackCallback } from '../core/auth/loopback-callback.js';
+import { OAuthClient } from '../core/auth/oauth-client.js';
+import type { OAuthConfig } from '../core/auth/oauth-config.js';
+import { type LoginReservation, OAuthLogins, type RunningLogin } from '../core/auth/oauth-login.js';
+import { TokenRefresher } from '../core/auth/token-refresher.js';
+import type { Clock } from '../core/clock.js';
+import type { Connection } from '../core/connections/connection.js';
+import { encodeEvent } from '../core/wire/frames.js';
 
 export interface AuthPluginOptions {
   home: string;
+  clock: Clock;
   /** The key of the environment (`MAGI_API_KEY`), or null. */
   environmentKey: string | null;
+  /** `provider.oauth` of the config file, or null when no OAuth login is configured. */
+  oauth: OAuthConfig | null;
 }
+
+export const LOGIN_PROGRESS_EVENT = 'auth.login_progress';
 
 declare module 'fastify' {
   interface FastifyInstance {
     credentials: CredentialStore;
+    /** The OAuth logins; null when `provider.oauth` is not configured. */
+    oauthLogins: OAuthLogins | null;
+    /**
+     * Starts the OAuth login reserved for `connection` (`oauthLogins.reserve`), settled as `operationId`;
+     * `end` runs once it has ended.
+     */
+    startOAuthLogin(
+      connection: Connection,
+      reservation: LoginReservation,
+      operationId: string,
+      end: () => void,
+    ): RunningLogin;
   }
 }
 
-/** The provider's credentials: the environment's key, else the key `auth.login` stored in the home. */
-const auth: FastifyPluginAsync<AuthPluginOptions> = async (fastify, { home, environmentKey }) => {
+/**
+ * The provider's credentials: the environment's key, else the key or the OAuth tokens a login stored in the
+ * home. An OAuth login's progress goes to the connection that asked for it, as `auth.login_progress` events
+ * carrying its operation id; its outcome settles that operation. A disconnect of that connection, the start
+ * of a drain (shutdown, or the end of stdio's input) cancel the login; the app waits for its end.
+ */
+const auth: FastifyPluginAsync<AuthPluginOptions> = async (
+  fastify,
+  { home, clock, environmentKey, oauth },
+) => {
+  const stored = await readStoredCredential(home);
+  const drain = new AbortController();
+  const client = oauth === null ? null : new OAuthClient(oauth, clock);
+  const refresher: TokenRefresher | undefined =
+    client === null
+      ? undefined
+      : new TokenRefresher({
+          clock,
+          refresh: (refreshToken, signal) => client.refresh(refreshToken, signal),
+          commit: (previous, next): Promise<boolean> => credentials.replaceTokens(previous, next),
+          signal: drain.signal,
+        });
+  const credentials: CredentialStore = new CredentialStore({
+    environmentKey,
+    storedKey: stored?.kind === 'api_key' ? stored.apiKey : null,
+    storedTokens: stored?.kind === 'oauth' ? stored.tokens : null,
+    refresher,
+    persistence: {
+      write: (apiKey) => writeStoredApiKey(home, apiKey),
+      writeTokens: (tokens) => writeStoredTokens(home, tokens),
+      remove: () => removeStoredApiKey(home),
+    },
+  });
+  const logins =
+    oauth === null || client === null
+      ? null
+      : new OAuthLogins({
+          client,
+          clock,
+          timeoutMs: oauth.loginTimeoutMs,
+          openListener: (onCallback) => LoopbackCallback.open(onCallback),
+          // Ordered with the other configuration writes, as an `auth.login` with a key is.
+          commit: async (tokens) => {
+            const release = await fastify.configurationWorker.acquire();
+            try {
+              await credentials.storeTokens(tokens);
+            } finally {
+              release();
+            }
+          },
+        });
+
+  fastify.decorate('credentials', credentials);
+  fastify.decorate('oauthLogins', logins);
   fastify.decorate(
-    'credentials',
-    new CredentialStore({
-      environmentKey,
-      storedKey: await readStoredApiKey(home),
-      persistence: {
-        write: (apiKey) => writeStoredApiKey(home, apiKey),
-        remove: () => removeStoredApiKey(home),
-      },
-    }),
+    'startOAuthLogin',
+    (connection: Connection, reservation: LoginReservation, operationId: string, end: () => void) => {
+      if (logins === null) throw new Error('no OAuth login is configured');
+      const running = logins.start(
+        reservation,
+        {
+          connectionId: connection.id,
+          deliver: (loginId: string, event: LoginProgressEvent) => {
+            connection.send(
+              encodeEvent({
+                event: LOGIN_PROGRESS_EVENT,
+                session_id: null,
+                operation_id: operationId,
+                grant_generation: null,
+                sequence: null,
+                payload: { login_id: loginId, ...event },
+              }),
+            );
+          },
+          settle: (loginId, outcome) => {
+            const code = outcome.state === 'failed' ? outcome.code : null;
+            fastify.operations.settle(operationId, {
+              ok: true,
+              result: { login_id: loginId, state: outcome.state, code },
+            });
+            // The state and code only: nothing the user or the server sent.
+            fastify.log.info({ login_id: loginId, state: outcome.state, code }, 'OAuth login ended');
+          },
+        },
+        end,
+      );
+      return running;
+    },
   );
+  fastify.framing.declareEvent(LOGIN_PROGRESS_EVENT);
+  fastify.framing.onDraining(() => {
+    drain.abort();
+    logins?.cancel();
+  });
+  fastify.addHook('onClose', async () => logins?.close());
 };
 
-export default fp(auth, { name: 'auth', fastify: '5.x', dependencies: ['configuration'] });
+export default fp(auth, { name: 'auth', fastify: '5.x', dependencies: ['configuration', 'framing'] });

@@ -54,8 +54,9 @@ const provider: FastifyPluginAsync<ProviderPluginOptions> = async (
   { settings, config, clock, tuning },
 ) => {
   const { baseUrl } = settings;
-  // Read at every request: a login or logout applies to the next one without a restart.
-  const apiKey = () => fastify.credentials.apiKey();
+  // Read at every request: a login or logout applies to the next one without a restart, and OAuth tokens
+  // about to expire are refreshed first.
+  const apiKey = () => fastify.credentials.token();
   fastify.decorate('provider', {
     kind: 'openai_chat_completions',
     endpointConfigured: baseUrl !== null,

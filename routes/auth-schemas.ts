@@ -3,5 +3,23 @@ import { Type } from 'typebox';
 /** Schema pieces of the `auth.*` methods. */
 export const AuthReadiness = Type.Object({
   ready: Type.Boolean(),
-  method: Type.Union([Type.Literal('env'), Type.Literal('stored'), Type.Null()]),
+  method: Type.Union([Type.Literal('env'), Type.Literal('stored'), Type.Literal('oauth'), Type.Null()]),
+  /** Only when stored OAuth tokens cannot be used. */
+  reason: Type.Optional(Type.Union([Type.Literal('refresh_failed'), Type.Literal('token_expired')])),
+});
+
+/** The acceptance of an OAuth login; its progress and outcome follow as `auth.login_progress` events. */
+export const LoginStarted = Type.Object({ login_id: Type.String(), state: Type.Literal('started') });
+
+/** How an OAuth login ended: its operation's settled result, and `auth.login_callback`'s answer. */
+export const LoginEnded = Type.Object({
+  login_id: Type.String(),
+  state: Type.Union([
+    Type.Literal('completed'),
+    Type.Literal('failed'),
+    Type.Literal('cancelled'),
+    Type.Literal('expired'),
+  ]),
+  /** The fixed failure code when `state` is `failed`, else null. */
+  code: Type.Union([Type.String(), Type.Null()]),
 });

@@ -1,16 +1,24 @@
 import { WireError } from '../errors.js';
+import type { TokenSet } from './oauth-client.js';
+import type { TokenRefresher } from './token-refresher.js';
 
-/** Where the provider's key comes from: the environment, the stored login, or nowhere. */
-export type AuthMethod = 'env' | 'stored';
+/** Where the provider's key comes from: the environment, a stored API key, stored OAuth tokens, or nowhere. */
+export type AuthMethod = 'env' | 'stored' | 'oauth';
+
+/** Why stored OAuth tokens cannot be used: the last refresh failed, or the access token expired with no way to refresh it. */
+export type AuthUnreadyReason = 'refresh_failed' | 'token_expired';
 
 export interface AuthReadiness {
   ready: boolean;
   method: AuthMethod | null;
+  /** Only when stored OAuth tokens are not usable. */
+  reason?: AuthUnreadyReason;
 }
 
 /** How stored credentials reach the disk; the daemon's are `config/credentials-file.ts`. */
 export interface CredentialPersistence {
   write(apiKey: string): Promise<void>;
+  writeTokens(tokens: TokenSet): Promise<void>;
   remove(): Promise<boolean>;
 }
 
@@ -19,7 +27,11 @@ export interface CredentialStoreOptions {
   environmentKey: string | null;
   /** The stored key as read at startup. */
   storedKey: string | null;
+  /** The stored OAuth tokens as read at startup (a file holds a key or tokens, never both). */
+  storedTokens?: TokenSet | null;
   persistence: CredentialPersistence;
+  /** Keeps stored OAuth tokens fresh; without one they are used as they are. */
+  refresher?: TokenRefresher;
 }
 
 export const authRefusals = {
@@ -27,36 +39,59 @@ export const authRefusals = {
 } as const;
 
 /**
- * The provider's API key. The stored key is kept in memory once written, so that the provider can ask
- * for the key at every round without touching the disk; a login or logout takes effect for the next
- * round. The key never leaves this object except through `apiKey()`, which only the provider calls.
+ * The provider's credential. The stored one is kept in memory once written, so that the provider can ask
+ * for it at every round without touching the disk; a login or logout takes effect for the next round. Writes
+ * and removals of the file run one at a time, so a refresh finishing during a logout never writes the
+ * tokens back. The credential never leaves this object except through `token()`, which only the provider
+ * calls.
  */
 export class CredentialStore {
   readonly #environmentKey: string | null;
   readonly #persistence: CredentialPersistence;
+  readonly #refresher: TokenRefresher | null;
   #storedKey: string | null;
+  #storedTokens: TokenSet | null;
   #loginInProgress = false;
+  #writes: Promise<unknown> = Promise.resolve();
 
   constructor(options: CredentialStoreOptions) {
     this.#environmentKey = options.environmentKey;
     this.#storedKey = options.storedKey;
+    this.#storedTokens = options.storedKey === null ? (options.storedTokens ?? null) : null;
     this.#persistence = options.persistence;
+    this.#refresher = options.refresher ?? null;
   }
 
-  /** The key for the next provider request: the environment's when set, else the stored one. */
+  /** The key for the next provider request when no refresh is needed: the environment's, else the stored one. */
   apiKey(): string | null {
-    return this.#environmentKey ?? this.#storedKey;
+    return this.#environmentKey ?? this.#storedKey ?? this.#storedTokens?.accessToken ?? null;
   }
 
+  /** The bearer token for the next provider request, refreshed first when it is about to expire. */
+  async token(): Promise<string | null> {
+    if (this.#environmentKey !== null) return this.#environmentKey;
+    if (this.#storedKey !== null) return this.#storedKey;
+    const tokens = this.#storedTokens;
+    if (tokens === null) return null;
+    return this.#refresher ? this.#refresher.accessToken(tokens) : tokens.accessToken;
+  }
+
+  /** From memory and the stored expiry only: never a refresh, a write or the network. */
   readiness(): AuthReadiness {
-    const method: AuthMethod | null =
-      this.#environmentKey !== null ? 'env' : this.#storedKey !== null ? 'stored' : null;
-    return { ready: method !== null, method };
+    if (this.#environmentKey !== null) return { ready: true, method: 'env' };
+    if (this.#storedKey !== null) return { ready: true, method: 'stored' };
+    const tokens = this.#storedTokens;
+    if (tokens === null) return { ready: false, method: null };
+    if (this.#refresher?.failed) return { ready: false, method: 'oauth', reason: 'refresh_failed' };
+    const expired = this.#refresher?.expired(tokens) ?? false;
+    if (expired && tokens.refreshToken === null)
+      return { ready: false, method: 'oauth', reason: 'token_expired' };
+    return { ready: true, method: 'oauth' };
   }
 
   /**
    * Admits a login flow; refuses a second one while the first has not ended. Returns the end of the
-   * flow, which the caller runs once the flow's answer has been written.
+   * flow, which the caller runs once the flow has ended.
    */
   beginLogin(): () => void {
     if (this.#loginInProgress) throw authRefusals.loginInProgress();
@@ -71,16 +106,52 @@ export class CredentialStore {
 
   /** Stores `apiKey` durably, then uses it. */
   async login(apiKey: string): Promise<AuthReadiness> {
-    await this.#persistence.write(apiKey);
-    this.#storedKey = apiKey;
+    await this.#serial(async () => {
+      await this.#persistence.write(apiKey);
+      this.#storedKey = apiKey;
+      this.#storedTokens = null;
+      this.#refresher?.reset();
+    });
     return this.readiness();
   }
 
-  /** Removes the stored key (never the environment's); `removed` says whether there was one. */
+  /** Stores the tokens of an OAuth login durably, then uses them. */
+  async storeTokens(tokens: TokenSet): Promise<AuthReadiness> {
+    await this.#serial(async () => {
+      await this.#persistence.writeTokens(tokens);
+      this.#storedKey = null;
+      this.#storedTokens = tokens;
+      this.#refresher?.reset();
+    });
+    return this.readiness();
+  }
+
+  /** Replaces refreshed tokens, unless the credential changed since `previous` was read. */
+  replaceTokens(previous: TokenSet, next: TokenSet): Promise<boolean> {
+    return this.#serial(async () => {
+      if (this.#storedTokens !== previous) return false;
+      await this.#persistence.writeTokens(next);
+      this.#storedTokens = next;
+      return true;
+    });
+  }
+
+  /** Removes the stored credential (never the environment's); `removed` says whether there was one. */
   async logout(): Promise<AuthReadiness & { removed: boolean }> {
-    const removed = await this.#persistence.remove();
-    const hadKey = this.#storedKey !== null;
-    this.#storedKey = null;
-    return { removed: removed || hadKey, ...this.readiness() };
+    const removed = await this.#serial(async () => {
+      const removedFile = await this.#persistence.remove();
+      const hadCredential = this.#storedKey !== null || this.#storedTokens !== null;
+      this.#storedKey = null;
+      this.#storedTokens = null;
+      this.#refresher?.reset();
+      return removedFile || hadCredential;
+    });
+    return { removed, ...this.readiness() };
+  }
+
+  #serial<T>(write: () => Promise<T>): Promise<T> {
+    const result = this.#writes.then(write);
+    this.#writes = result.catch(() => {});
+    return result;
   }
 }

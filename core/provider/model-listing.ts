@@ -7,7 +7,7 @@ export interface ModelListingOptions {
   /** Requests go to `{baseUrl}/models`. */
   baseUrl: string;
   /** The bearer key, asked at every listing. */
-  apiKey: () => string | null;
+  apiKey: () => string | null | Promise<string | null>;
   /** Sent with every request, like the chat requests'; values may be secrets. */
   headers: Readonly<Record<string, string>>;
   clock: Clock;
@@ -37,7 +37,7 @@ export class ModelListing {
     const abort = new RequestAbort(signal);
     const deadline = deadlineAt(clock, clock.now() + this.#options.deadlineMs, () => abort.abort('deadline'));
     try {
-      const headers = chatRequestHeaders(this.#options.apiKey(), this.#options.headers);
+      const headers = chatRequestHeaders(await this.#options.apiKey(), this.#options.headers);
       delete headers['content-type'];
       headers.accept = 'application/json';
       let response: Response;

@@ -34,7 +34,7 @@ export interface OpenAiChatProviderOptions extends ChatRequestOptions {
   /** E.g. `http://127.0.0.1:8080/v1`; requests go to `{baseUrl}/chat/completions`. */
   baseUrl: string;
   /** The bearer key, or how to read it: a function is asked at every round, so a new key applies at once. */
-  apiKey: string | null | (() => string | null);
+  apiKey: string | null | (() => string | null | Promise<string | null>);
   /** Sent with every request; values may be secrets. */
   headers: Readonly<Record<string, string>>;
   clock: Clock;
@@ -86,8 +86,9 @@ export class OpenAiChatProvider implements ChatProvider {
   async complete(request: ProviderRequest, onEvent: (event: ProviderEvent) => void): Promise<ProviderRound> {
     const body = JSON.stringify(chatRequestBody(request, this.#options));
     const { apiKey } = this.#options;
+    // A token source may refresh first (an OAuth access token about to expire).
     const headers = chatRequestHeaders(
-      typeof apiKey === 'function' ? apiKey() : apiKey,
+      typeof apiKey === 'function' ? await apiKey() : apiKey,
       this.#options.headers,
     );
     let outputStarted = false;

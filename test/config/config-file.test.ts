@@ -11,6 +11,7 @@ const PROVIDER_DEFAULTS = {
   stream_usage: true,
   assistant_tool_call_content: 'empty',
   reasoning_summary: false,
+  oauth: null,
 };
 
 function homeWith(t: Test, text: string | Buffer): string {
@@ -320,6 +321,7 @@ t.test('the provider section: headers, usage and the content of calling assistan
     stream_usage: false,
     assistant_tool_call_content: 'null',
     reasoning_summary: false,
+    oauth: null,
     timeout_hint: 30,
   });
   t.same(parseConfig('{"provider":{"stream_usage":true}}').provider, PROVIDER_DEFAULTS);
@@ -468,4 +470,44 @@ t.test('the mcp_servers section: each server by name, its defaults filled in', a
     broken: { refused: 'it has neither command nor url' },
   });
   t.notMatch(JSON.stringify(config.mcp_servers.broken), SECRET);
+});
+
+t.test('provider.oauth is checked and read into the login configuration', async (t) => {
+  const config = parseConfig(
+    JSON.stringify({
+      provider: {
+        oauth: {
+          issuer: 'https://auth.example.com',
+          client_id: 'magid',
+          scopes: ['openid', 'offline_access'],
+          authorization_parameters: { audience: 'models' },
+        },
+      },
+    }),
+  );
+  t.match(config.provider.oauth, {
+    server: { kind: 'discovery' },
+    clientId: 'magid',
+    scopes: ['openid', 'offline_access'],
+    authorizationParameters: { audience: 'models' },
+    loginTimeoutMs: 300_000,
+  });
+  refusal(
+    t,
+    `{"provider":{"oauth":{"issuer":"http://${SECRET}.example.com","client_id":"c"}}}`,
+    'config.json: /provider/oauth/issuer must be https (http only on a loopback address)',
+    '/provider/oauth/issuer',
+  );
+  refusal(
+    t,
+    '{"provider":{"oauth":{"issuer":"https://a.example"}}}',
+    'config.json: /provider/oauth is not valid',
+    '/provider/oauth',
+  );
+  refusal(
+    t,
+    `{"provider":{"oauth":{"issuer":"https://a.example","client_id":"c","scopes":["has space ${SECRET}"]}}}`,
+    'config.json: /provider/oauth/scopes/0 is not valid',
+    '/provider/oauth/scopes/0',
+  );
 });

@@ -4,8 +4,10 @@ import t from 'tap';
 import {
   credentialsPath,
   readStoredApiKey,
+  readStoredCredential,
   removeStoredApiKey,
   writeStoredApiKey,
+  writeStoredTokens,
 } from '../../config/credentials-file.js';
 
 t.test('the key is stored in <home>/credentials.json, mode 0600, in a home made 0700', async (t) => {
@@ -37,4 +39,32 @@ t.test('removing the key removes a temporary copy of it too, with or without the
   });
   t.equal(await removeStoredApiKey(home), false, 'there was no key file');
   t.same(readdirSync(home), ['.settings.json.a1b2c3d4e5f6.tmp'], 'only the credentials temporary went');
+});
+
+t.test('OAuth tokens replace a key and are read back; a malformed token entry holds nothing', async (t) => {
+  const home = join(t.testdir(), 'home');
+  await writeStoredApiKey(home, 'sk-before');
+  const tokens = { accessToken: 'at-1', refreshToken: 'rt-1', expiresAt: 1_767_229_200_000 };
+  await writeStoredTokens(home, tokens);
+  t.equal(statSync(credentialsPath(home)).mode & 0o777, 0o600);
+  t.same(JSON.parse(readFileSync(credentialsPath(home), 'utf8')), {
+    oauth: { access_token: 'at-1', refresh_token: 'rt-1', expires_at: 1_767_229_200_000 },
+  });
+  t.same(await readStoredCredential(home), { kind: 'oauth', tokens });
+  t.equal(await readStoredApiKey(home), null, 'no key any more');
+  await writeStoredTokens(home, { accessToken: 'at-2', refreshToken: null, expiresAt: null });
+  t.same(await readStoredCredential(home), {
+    kind: 'oauth',
+    tokens: { accessToken: 'at-2', refreshToken: null, expiresAt: null },
+  });
+  for (const oauth of [
+    null,
+    {},
+    { access_token: '' },
+    { access_token: 'a', refresh_token: 3, expires_at: null },
+    { access_token: 'a', refresh_token: null, expires_at: 1.5 },
+  ]) {
+    writeFileSync(credentialsPath(home), JSON.stringify({ oauth }));
+    t.equal(await readStoredCredential(home), null, JSON.stringify(oauth));
+  }
 });

@@ -22,7 +22,9 @@ for (const transport of TRANSPORTS) {
       const client = await daemon.connect(transport, []);
       const { capabilities } = await client.call('capabilities');
       t.same((capabilities as { operations: string[] }).operations, [
+        'auth.cancel',
         'auth.login',
+        'auth.login_callback',
         'auth.logout',
         'auth.status',
         'capabilities',
