@@ -408,6 +408,9 @@ t.test('one session’s six slow searches leave another session’s read_file un
     { prompt: 'search' },
     { session: s.session, control: s.control, operation: op() },
   );
+  // The scripted answers go to requests in the order they arrive: the searches are the first session's
+  // only once its request has arrived (on a loaded machine the other's could overtake it).
+  await s.provider.nextRequest();
   // Another client, in another session: its events are its own.
   const { client: otherClient } = await connectSocket(s.socket);
   t.teardown(() => otherClient.close());
