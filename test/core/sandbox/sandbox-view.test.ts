@@ -7,7 +7,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { credentialHiddenPaths } from '../../../core/sandbox/credential-hidden-paths.js';
@@ -25,11 +25,16 @@ interface Tap {
 
 /**
  * A fresh real folder apart from every place a command sees emptied (/tmp, /var/tmp, /run, /dev/shm), so that
- * a home or runtime folder made in it is a place of its own: the ignored test output folder of the project.
+ * a home or runtime folder made in it is a place of its own: the ignored test output folder of the project,
+ * or, for a checkout that lies in one of those places, a folder in the user's cache.
  */
 function apart(t: Tap): string {
-  const base = join(process.cwd(), '.tap');
-  mkdirSync(base, { recursive: true });
+  const base = [join(process.cwd(), '.tap'), join(homedir(), '.cache')].find((candidate) => {
+    mkdirSync(candidate, { recursive: true });
+    const real = realpathSync(candidate);
+    return !SHARED_PLACES.some((place) => isInside(real, place));
+  });
+  if (base === undefined) throw new Error('no folder apart from the shared places to test in');
   const directory = realpathSync(mkdtempSync(join(base, 'magi-view-test-')));
   t.teardown(() => rmSync(directory, { recursive: true, force: true }));
   return directory;
