@@ -245,7 +245,7 @@ export class ApplicationExecutor extends EventEmitter<ExecutorEvents> {
       return null;
     }
     executor.#generation = resumed.executor_generation;
-    await executor.#persist();
+    // The rotation keeps the record, with the new generation, before it is confirmed.
     await executor.rotate();
     return { executor, pending: resumed.pending_calls };
   }
@@ -395,10 +395,9 @@ export class ApplicationExecutor extends EventEmitter<ExecutorEvents> {
     this.#kept.set(payload.call_id, kept);
     // Kept before the handler runs: a restarted application knows the call may have run.
     await this.#persist();
-    const outcome = await this.#run(kept);
-    kept.outcome = outcome;
+    this.#retainKept(kept, await this.#run(kept));
+    // Kept before it is submitted: a restarted application delivers it instead of deciding again.
     await this.#persist();
-    this.#retainKept(kept, outcome);
     await this.#submit(payload.call_id);
   }
 
