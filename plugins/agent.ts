@@ -15,11 +15,11 @@ import {
   type BoundsEnforcement,
   COMMAND_BOUNDS,
   CommandSandbox,
+  commandSeccompProgram,
   probeSandbox,
   resolveSandboxView,
   resourceControl,
   type SandboxUnavailableReason,
-  unixSocketFilter,
 } from '../core/sandbox/command-sandbox.js';
 import { loadInstalledSkills, skillIndex } from '../core/skills/installed-skills.js';
 import { type SkillsStatus, skillsStatus } from '../core/skills/skills-status.js';
@@ -149,7 +149,7 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
         bwrap: probe.bwrap,
         clock,
         view,
-        seccomp: unixSocketFilter(probe.architecture),
+        seccomp: commandSeccompProgram(probe.architecture),
         control,
         bounds,
         limitProcess,
