@@ -14,6 +14,8 @@ import type { ScanRequest, WorkspaceScan } from './workspace-scan.js';
 export interface CommandRequest {
   command: string;
   workspace: string;
+  /** The real paths of the other live sessions' workspaces, which the command must not see. */
+  otherWorkspaces?: readonly string[];
   timeoutMs: number;
   signal: AbortSignal;
 }
@@ -145,7 +147,7 @@ export class CommandSandbox {
       slot = await this.#slots.acquire(preparing.signal);
       if (this.#closed) throw new SandboxClosed();
       scan = await slot.scanner.scan(this.#scanRequest(request.workspace), preparing.signal);
-      const prepared = await this.#prepare(scan);
+      const prepared = await this.#prepare(scan, request.otherWorkspaces ?? []);
       group = prepared.group;
       if (this.#closed) throw new SandboxClosed();
       preparing.signal.throwIfAborted();
@@ -194,13 +196,14 @@ export class CommandSandbox {
     };
   }
 
-  async #prepare(scan: WorkspaceScan): Promise<Prepared> {
+  async #prepare(scan: WorkspaceScan, otherWorkspaces: readonly string[]): Promise<Prepared> {
     const covers = await this.#covers.paths();
     const invocation = bwrapArguments({
       view: this.#options.view,
       scan,
       emptyFile: covers.file,
       emptyDirectory: covers.directory,
+      otherWorkspaces,
     });
     let group: CommandGroup | null;
     try {

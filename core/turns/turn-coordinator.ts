@@ -126,6 +126,11 @@ export class TurnCoordinator {
     return this.#active.has(sessionId);
   }
 
+  /** The sessions with a turn running now. */
+  activeSessionIds(): string[] {
+    return [...this.#active.keys()];
+  }
+
   /**
    * `turn.start` admission, synchronous from the first check until the turn holds its session, its
    * registry snapshot and its executor, so nothing can change them in between; then the durable user
