@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { isWireError } from '../errors.js';
-import { isDiskFull } from './history-unavailable.js';
 import { GroupCommit } from './group-commit.js';
+import { isDiskFull } from './history-unavailable.js';
 import { type DurableWrite, HistoryWrites, openHistoryDatabase } from './history-writes.js';
 
 /** A write posted to the history writer thread, numbered so that its answer can be matched. */
