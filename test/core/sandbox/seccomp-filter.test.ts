@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { commandSeccompProgram, seccompArchitecture } from '../../../core/sandbox/seccomp-filter.js';
 import {
+  ALLOWED_SOCKET_FAMILIES,
   ARGUMENT_RULES,
   REFUSED_CALLS,
   type SeccompArchitecture,
@@ -154,6 +155,14 @@ t.test('every number of the policy is the kernel headers’ number for its name'
       t.equal(numbers[architecture], expected, `${architecture} ${name}`);
     }
   }
+});
+
+t.test('docs/sandbox.md lists every call the policy refuses and every family it allows', async (t) => {
+  const docs = readFileSync(new URL('../../../docs/sandbox.md', import.meta.url), 'utf8');
+  for (const { name } of [...REFUSED_CALLS, ...Object.values(ARGUMENT_RULES)]) {
+    t.ok(docs.includes(`\`${name}\``), name);
+  }
+  for (const family of Object.keys(ALLOWED_SOCKET_FAMILIES)) t.ok(docs.includes(`\`${family}\``), family);
 });
 
 const COMMON: Record<SeccompArchitecture, Record<string, number>> = {
