@@ -1,6 +1,11 @@
 import { systemClock } from '../core/clock.js';
 import { operationBounds } from '../core/operations/operation-bounds.js';
-import { OperationLedger, type Outcome } from '../core/operations/operation-ledger.js';
+import {
+  OperationLedger,
+  type Outcome,
+  SharedJson,
+  SplicedJson,
+} from '../core/operations/operation-ledger.js';
 
 /**
  * What one retained operation costs in the heap, measured: ENTRIES outcomes of each kind are put into a
@@ -18,8 +23,7 @@ interface Kind {
   name: string;
   method: string;
   scoped: boolean;
-  recovery: boolean;
-  outcome: (index: number) => Outcome | { json: string };
+  outcome: (index: number) => Outcome | { json: string } | { spliced: SplicedJson };
 }
 
 const terminal = JSON.stringify({
@@ -31,29 +35,42 @@ const terminal = JSON.stringify({
   application_manifest: null,
 });
 
+/** One snapshot, as the claims of one session share it while its last terminal stays the same. */
+const sharedSnapshot = new SharedJson(
+  JSON.stringify({
+    turn: null,
+    terminal: { ...JSON.parse(terminal), assistant_text: 'x'.repeat(20_000) },
+  }),
+);
+
 const KINDS: Kind[] = [
   {
     name: 'refused session.claim (unknown_session)',
     method: 'session.claim',
     scoped: false,
-    recovery: true,
     outcome: () => ({ ok: false, error: { code: 'unknown_session', message: 'no such session' } }),
   },
   {
     name: 'session.claim',
     method: 'session.claim',
     scoped: true,
-    recovery: true,
     outcome: (index) => ({
       ok: true,
       result: { grant_generation: index + 1, snapshot: { turn: null, terminal: null } },
     }),
   },
   {
+    name: 'session.claim of a session whose last turn wrote 20,000 bytes (its snapshot shared)',
+    method: 'session.claim',
+    scoped: true,
+    outcome: (index) => ({
+      spliced: new SplicedJson(`{"grant_generation":${index + 1},"snapshot":`, sharedSnapshot, '}'),
+    }),
+  },
+  {
     name: 'executor.rotate',
     method: 'executor.rotate',
     scoped: false,
-    recovery: false,
     outcome: () => ({
       ok: true,
       result: {
@@ -68,7 +85,6 @@ const KINDS: Kind[] = [
     name: 'turn.start of a plain turn, settled',
     method: 'turn.start',
     scoped: true,
-    recovery: false,
     outcome: () => ({ json: terminal.replace('AbCd', Math.random().toString(36).slice(2, 6)) }),
   },
 ];
@@ -99,10 +115,9 @@ function measure(kind: Kind) {
   for (let index = 0; index < ENTRIES; index++) {
     const id = parsed(`op-${String(index).padStart(8, '0')}-${Math.random().toString(36).slice(2, 10)}`);
     const scope = kind.scoped ? parsed(`ses_${String(index % 7).padStart(22, '0')}`) : null;
-    ledger.begin(id, kind.method, scope, { account: 'conn_bench', recovery: kind.recovery });
+    ledger.begin(id, kind.method, scope, { account: 'conn_bench', slot: null });
     const outcome = kind.outcome(index);
-    if ('json' in outcome) ledger.settleEncoded(id, outcome.json);
-    else ledger.settle(id, outcome);
+    settle(ledger, id, outcome);
   }
   const heap = (heapUsed() - before) / ENTRIES;
   const stats = ledger.stats();
@@ -110,16 +125,21 @@ function measure(kind: Kind) {
   return { kind: kind.name, heap, charged, lookup: lookupBytes(ledger, kind) };
 }
 
+function settle(ledger: OperationLedger, id: string, outcome: ReturnType<Kind['outcome']>): void {
+  if ('json' in outcome) ledger.settleEncoded(id, outcome.json);
+  else if ('spliced' in outcome) ledger.settleSpliced(id, outcome.spliced);
+  else ledger.settle(id, outcome);
+}
+
 /** The encoded size of what operation.lookup answers for one entry of `kind`. */
 function lookupBytes(ledger: OperationLedger, kind: Kind): number {
   const id = parsed('op-lookup-sample');
   ledger.begin(id, kind.method, kind.scoped ? parsed(`ses_${'0'.repeat(22)}`) : null, {
     account: 'conn_bench',
-    recovery: kind.recovery,
+    slot: null,
   });
   const outcome = kind.outcome(0);
-  if ('json' in outcome) ledger.settleEncoded(id, outcome.json);
-  else ledger.settle(id, outcome);
+  settle(ledger, id, outcome);
   const { session_id: _scope, ...answer } = ledger.lookup(id)!;
   return Buffer.byteLength(JSON.stringify(answer));
 }

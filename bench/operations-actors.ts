@@ -7,7 +7,10 @@ import {
   TOOL_CONTRACT,
 } from './turn-fixture.js';
 
-/** Methods a client recovers with: the operation table keeps a reserve for them (docs/protocol.md section 6). */
+/**
+ * Methods a client recovers with: sent by right, they have their session's or executor's slot beyond the
+ * operation table (docs/protocol.md section 6).
+ */
 export const RECOVERY_METHODS = new Set([
   'turn.stop',
   'session.close',

@@ -88,7 +88,7 @@ const stateDir = values['state-dir'] ?? tmpdir();
 
 interface Retention {
   operations: { retained: number; bytes: number; saturated: boolean };
-  recovery_reserve: { retained: number; saturated: boolean };
+  recovery_slots: { slots: number; retained: number; full: number };
   refusals: { retained: number; saturated: boolean };
   connections_at_share: number;
   evidence_turns: { retained: number; saturated: boolean };
@@ -281,7 +281,7 @@ async function main(): Promise<void> {
     'stopped',
     'retained',
     'table MiB',
-    'reserve',
+    'in slots',
     'refusals',
     'at share',
     'evidence',
@@ -332,7 +332,7 @@ async function main(): Promise<void> {
         String(window.stopped),
         String(retention.operations.retained),
         mebibytes(retention.operations.bytes),
-        String(retention.recovery_reserve.retained),
+        String(retention.recovery_slots.retained),
         String(retention.refusals.retained),
         String(retention.connections_at_share),
         String(retention.evidence_turns.retained),
@@ -397,7 +397,7 @@ async function main(): Promise<void> {
   const averageBytes = last.retention.operations.bytes / Math.max(1, last.retention.operations.retained);
   console.log(
     `retained at the end: ${last.retention.operations.retained} outcomes in the table (${mebibytes(last.retention.operations.bytes)} MiB, ` +
-      `${averageBytes.toFixed(0)} B each as charged), ${last.retention.recovery_reserve.retained} in the reserve, ` +
+      `${averageBytes.toFixed(0)} B each as charged), ${last.retention.recovery_slots.retained} in recovery slots, ` +
       `${last.retention.refusals.retained} refusals, ${last.retention.evidence_turns.retained} turns of evidence; ` +
       `bounds saturated at some sample: ${saturatedSeen.size === 0 ? 'none' : [...saturatedSeen].join(', ')}`,
   );

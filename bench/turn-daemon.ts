@@ -14,7 +14,7 @@ import { BENCH_MODEL } from './turn-fixture.js';
  *
  * Two retention bounds are raised to BENCH_RETAINED (default 1,048,576), as bench/capture.ts raises the
  * registry bytes: the operation table (131,072 outcomes as built, 32,768 per connection, two per turn),
- * its shares and its reserve, each in bytes too (BENCH_RETAINED KiB), and the turns of reconnect evidence
+ * its shares and its recovery slots, each in bytes too (BENCH_RETAINED KiB), and the turns of reconnect evidence
  * (256 as built), all kept 600 s, so that a measured run is not refused part-way. Nothing a turn does
  * depends on them, except that the evidence store looks at every retained turn at each admission.
  */

@@ -23,6 +23,7 @@ export const ERROR_MESSAGES = {
   unknown_turn: 'no such turn',
   provider_unavailable: 'no model provider is configured',
   provider_error: 'the model provider failed',
+  auth_expired: 'the provider credential expired and cannot be refreshed',
   tool_timeout: 'an application tool call passed its timeout',
   executor_unavailable: 'the executor stayed away past the availability bound',
   interrupted: 'the daemon stopped while the turn was active',

@@ -52,8 +52,9 @@ export const SERVICE_LIMITS = {
 
 /**
  * Daemon-chosen bounds of the operation table (wire-v2 section 6), documented in docs/protocol.md section 6,
- * "Room for operations". A share is what one connection's mutations may hold; the recovery reserve is room
- * beyond the table for the methods a client recovers with; refusals that changed nothing are kept apart.
+ * "Room for operations". A share is what one connection's mutations may hold; a recovery slot is the room
+ * one session or executor has by right, beyond the table, for the methods a client recovers with; refusals
+ * that changed nothing are kept apart.
  */
 export const OPERATION_LIMITS = {
   /** Mutations running and outcomes retained in the table, and what their retention costs. */
@@ -61,11 +62,15 @@ export const OPERATION_LIMITS = {
   table_bytes: 64 * MiB,
   connection_operations: 32_768,
   connection_bytes: 16 * MiB,
-  /** Room only the recovery methods use, once the table or their connection's share of it is full. */
-  reserve_operations: 32_768,
-  reserve_bytes: 32 * MiB,
-  connection_reserve_operations: 1_024,
-  connection_reserve_bytes: 1 * MiB,
+  /**
+   * Room a session's recovery methods, sent by its controller (a claim by anyone), use once the table or
+   * their connection's share of it is full: a claim's snapshot (at most 24 KiB) ten times over.
+   */
+  session_slot_operations: 32,
+  session_slot_bytes: 256 * KiB,
+  /** The same for an executor's: its resumes and the results of a busy application's calls meanwhile. */
+  executor_slot_operations: 512,
+  executor_slot_bytes: 512 * KiB,
   /** Refusals that changed nothing; past either bound the oldest (of the connection, else of all) goes. */
   refusals: 16_384,
   connection_refusals: 1_024,

@@ -67,12 +67,15 @@ const auth: FastifyPluginAsync<AuthPluginOptions> = async (
           refresh: (refreshToken, signal) => client.refresh(refreshToken, signal),
           commit: (previous, next): Promise<boolean> => credentials.replaceTokens(previous, next),
           signal: drain.signal,
+          // Its fixed code and the backoff only: nothing the server sent, and never a token.
+          onFailure: (failure) => fastify.log.warn({ refresh: failure }, 'the OAuth token refresh failed'),
         });
   const credentials: CredentialStore = new CredentialStore({
     environmentKey,
     storedKey: stored?.kind === 'api_key' ? stored.apiKey : null,
     storedTokens: stored?.kind === 'oauth' ? stored.tokens : null,
     refresher,
+    clock,
     persistence: {
       write: (apiKey) => writeStoredApiKey(home, apiKey),
       writeTokens: (tokens) => writeStoredTokens(home, tokens),

@@ -14,7 +14,8 @@ declare module 'fastify' {
 
 /**
  * Operation ids: every mutation reserves its envelope's fresh operation id before anything else
- * judges it, charged to its connection, and its outcome, success or refusal, is retained for
+ * judges it, charged to its connection (and, for a recovery method sent by right, when the table has no
+ * room for it, to its session's or executor's slot), and its outcome, success or refusal, is retained for
  * `operation.lookup`. A bound of the table that saturates, or clears, is logged once.
  */
 const operations: FastifyPluginAsync<{ clock: Clock; bounds?: OperationBounds }> = async (
@@ -43,7 +44,7 @@ const operations: FastifyPluginAsync<{ clock: Clock; bounds?: OperationBounds }>
           : null;
       ledger.begin(envelope.operation_id!, envelope.method, scope, {
         account: connection.id,
-        recovery: wire.recovery === true,
+        slot: wire.recovery?.(request) ?? null,
       });
       request.wire.operationReserved = true;
       done();
@@ -58,6 +59,8 @@ const operations: FastifyPluginAsync<{ clock: Clock; bounds?: OperationBounds }>
     const wire = request.routeOptions.config.wire;
     if (reply.statusCode < 400 && wire?.settlesLater) {
       // The method's own domain recorded the acceptance and will settle it.
+    } else if (reply.statusCode < 400 && request.wire.retained) {
+      ledger.settleSpliced(operationId, request.wire.retained);
     } else if (reply.statusCode < 400) {
       const retain = wire?.retain as ((result: unknown) => unknown) | undefined;
       if (retain) ledger.settle(operationId, { ok: true, result: retain(JSON.parse(payload)) });

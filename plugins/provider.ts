@@ -1,12 +1,14 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ProviderSection } from '../config/config-file.js';
+import { CredentialExpired } from '../core/auth/token-refresher.js';
 import { PROVIDER_REASONING_SUMMARY } from '../core/capabilities/describe.js';
 import type { Clock } from '../core/clock.js';
 import { CONFIGURATION_LIMITS, PROVIDER_LIMITS } from '../core/limits.js';
 import type { ChatProvider } from '../core/provider/chat-provider.js';
 import { ModelListing } from '../core/provider/model-listing.js';
 import { OpenAiChatProvider, type OpenAiChatProviderOptions } from '../core/provider/openai-chat-provider.js';
+import { ProviderError } from '../core/provider/provider-error.js';
 
 export interface ProviderSettings {
   /** Base URL of an OpenAI-compatible Chat Completions API, e.g. `http://127.0.0.1:8080/v1`. */
@@ -55,8 +57,15 @@ const provider: FastifyPluginAsync<ProviderPluginOptions> = async (
 ) => {
   const { baseUrl } = settings;
   // Read at every request: a login or logout applies to the next one without a restart, and OAuth tokens
-  // about to expire are refreshed first.
-  const apiKey = () => fastify.credentials.token();
+  // about to expire are refreshed first. Expired ones that cannot be refreshed are never sent.
+  const apiKey = async () => {
+    try {
+      return await fastify.credentials.token();
+    } catch (error) {
+      if (error instanceof CredentialExpired) throw new ProviderError('credential_expired');
+      throw error;
+    }
+  };
   fastify.decorate('provider', {
     kind: 'openai_chat_completions',
     endpointConfigured: baseUrl !== null,

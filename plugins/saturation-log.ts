@@ -4,12 +4,13 @@ import type { SaturationListener } from '../core/saturation.js';
 /** What the log says when each bound saturates and when it clears. */
 const MESSAGES: Record<string, { saturated: string; cleared: string }> = {
   operations: {
-    saturated: 'the operation table is full: mutations are refused, recovery methods use the reserve',
+    saturated:
+      'the operation table is full: mutations are refused, recovery methods sent by right use their slots',
     cleared: 'the operation table has room again',
   },
-  recovery_reserve: {
-    saturated: 'the recovery reserve of the operation table is full: recovery methods are refused',
-    cleared: 'the recovery reserve of the operation table has room again',
+  recovery_slot: {
+    saturated: 'a recovery slot is full: the recovery methods of its session or executor are refused',
+    cleared: 'no recovery slot is full any more',
   },
   refusals: {
     saturated: 'the store of refusals is full: the oldest are forgotten before 600 s',

@@ -1,4 +1,6 @@
+import type { FastifyRequest } from 'fastify';
 import type { Connection } from '../core/connections/connection.js';
+import type { RecoverySlot, SplicedJson } from '../core/operations/operation-ledger.js';
 import type { Grant } from '../core/sessions/session-control.js';
 import type { EnvelopeRules, RequestEnvelope } from '../core/wire/envelope.js';
 
@@ -22,10 +24,12 @@ export interface WireRouteOptions extends EnvelopeRules {
    */
   unscoped?: boolean;
   /**
-   * A method a client recovers with after a disconnect or while the operation table is full: its
-   * operation may use the table's reserve (docs/protocol.md section 6, "Room for operations").
+   * A method a client recovers with after a disconnect or while the operation table is full: names the
+   * session or executor whose recovery slot the request may use by the right it presents (its control
+   * token, an executor's proof or attachment), or null when it presents none (docs/protocol.md section 6,
+   * "Room for operations"). Judged before anything refuses the request; it refuses nothing itself.
    */
-  recovery?: boolean;
+  recovery?: (request: FastifyRequest) => RecoverySlot | null;
   /** Reduces a successful result to what `operation.lookup` may retain (secrets never are). */
   retain?: (result: never) => unknown;
 }
@@ -38,6 +42,11 @@ export interface WireContext {
   grant: Grant | null;
   /** Set by the operations plugin when it reserved the envelope's operation id. */
   operationReserved: boolean;
+  /**
+   * Set by a handler whose retained result holds a part shared with other outcomes (a claim's
+   * snapshot): retained in place of the method's `retain` projection of its answer.
+   */
+  retained: SplicedJson | null;
 }
 
 declare module 'fastify' {

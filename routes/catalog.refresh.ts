@@ -23,6 +23,7 @@ const catalogRefresh: FastifyPluginAsyncTypebox = async (fastify) => {
         return await fastify.modelCatalog.replace(await listing.list(fastify.configurationDrain));
       } catch (error) {
         if (!(error instanceof ProviderError)) throw error;
+        if (error.kind === 'credential_expired') throw new WireError('auth_expired');
         // The kind and status only: the provider's own text never reaches the log or the client.
         request.log.warn({ kind: error.kind, status: error.status }, 'the model catalog refresh failed');
         throw new WireError('provider_error', error.message);

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { EXECUTOR_METHOD, ExecutorAttachResult, ResumeSecret } from './executor-schemas.js';
+import { executorProof } from './recovery-rights.js';
 import { WireId } from './schemas.js';
 
 export const Payload = Type.Object(
@@ -14,7 +15,7 @@ const executorConfirm: FastifyPluginAsyncTypebox = async (fastify) => {
     '/executor.confirm',
     {
       schema: { body: Payload, response: { 200: ExecutorAttachResult } },
-      config: { wire: { ...EXECUTOR_METHOD, recovery: true } },
+      config: { wire: { ...EXECUTOR_METHOD, recovery: executorProof(fastify) } },
     },
     async (request) =>
       fastify.executors.confirm(fastify.executorConnection(request.wire.connection), request.body),

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { EXECUTOR_METHOD, ExecutorGeneration } from './executor-schemas.js';
+import { executorHeld } from './recovery-rights.js';
 import { WireId } from './schemas.js';
 
 export const Payload = Type.Object(
@@ -20,7 +21,7 @@ const executorRelease: FastifyPluginAsyncTypebox = async (fastify) => {
     '/executor.release',
     {
       schema: { body: Payload, response: { 200: Result } },
-      config: { wire: { ...EXECUTOR_METHOD, recovery: true } },
+      config: { wire: { ...EXECUTOR_METHOD, recovery: executorHeld(fastify) } },
     },
     async (request) =>
       fastify.executors.release(fastify.executorConnection(request.wire.connection), request.body),

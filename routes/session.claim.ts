@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from 'typebox';
+import { SharedJson, SplicedJson } from '../core/operations/operation-ledger.js';
+import { existingSession } from './recovery-rights.js';
 import { EmptyPayload } from './schemas.js';
 import { Snapshot } from './turn-schemas.js';
 
@@ -9,10 +11,21 @@ export const Result = Type.Object({
   snapshot: Snapshot,
 });
 
-type ClaimResult = { control_token: string; grant_generation: number; snapshot: unknown };
-
-/** `session.claim`: makes this connection the controller, taking over from any other. */
+/**
+ * `session.claim`: makes this connection the controller, taking over from any other. A lookup reports the
+ * claim without its token (a secret), and the claims of a session retain one encoding of its snapshot
+ * between them while the snapshot is unchanged, not a copy each.
+ */
 const sessionClaim: FastifyPluginAsyncTypebox = async (fastify) => {
+  const encodings = new WeakMap<object, SharedJson>();
+  const encoded = (snapshot: object): SharedJson => {
+    let shared = encodings.get(snapshot);
+    if (!shared) {
+      shared = new SharedJson(JSON.stringify(snapshot));
+      encodings.set(snapshot, shared);
+    }
+    return shared;
+  };
   fastify.post(
     '/session.claim',
     {
@@ -22,17 +35,20 @@ const sessionClaim: FastifyPluginAsyncTypebox = async (fastify) => {
           session: 'required',
           control: 'null',
           operation: 'required',
-          recovery: true,
-          // The token is a secret: a lookup reports the claim without it.
-          retain: ({ control_token: _token, ...rest }: ClaimResult) => rest,
+          recovery: existingSession(fastify),
         },
       },
     },
-    // The turn coordinator builds the snapshot's payloads as records; their shape is the one above.
-    async (request) =>
-      fastify.sessions.claim(request.wire.envelope.session_id!, request.wire.connection) as Static<
-        typeof Result
-      >,
+    async (request) => {
+      const claimed = fastify.sessions.claim(request.wire.envelope.session_id!, request.wire.connection);
+      request.wire.retained = new SplicedJson(
+        `{"grant_generation":${claimed.grant_generation},"snapshot":`,
+        encoded(claimed.snapshot),
+        '}',
+      );
+      // The turn coordinator builds the snapshot's payloads as records; their shape is the one above.
+      return claimed as Static<typeof Result>;
+    },
   );
 };
 

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { sessionControl } from './recovery-rights.js';
 import { EmptyPayload } from './schemas.js';
 
 export const Result = Type.Object({ status: Type.Union([Type.Literal('closing'), Type.Literal('closed')]) });
@@ -17,7 +18,7 @@ const sessionClose: FastifyPluginAsyncTypebox = async (fastify) => {
           control: 'required',
           operation: 'required',
           authorize: false,
-          recovery: true,
+          recovery: sessionControl(fastify),
         },
       },
     },

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { sessionControl } from './recovery-rights.js';
 import { EmptyPayload } from './schemas.js';
 
 const Result = Type.Object({ released: Type.Literal(true) });
@@ -14,7 +15,14 @@ const sessionRelease: FastifyPluginAsyncTypebox = async (fastify) => {
     '/session.release',
     {
       schema: { body: EmptyPayload, response: { 200: Result } },
-      config: { wire: { session: 'required', control: 'required', operation: 'required', recovery: true } },
+      config: {
+        wire: {
+          session: 'required',
+          control: 'required',
+          operation: 'required',
+          recovery: sessionControl(fastify),
+        },
+      },
     },
     async (request) => {
       await fastify.sessions.release(request.wire.grant!);

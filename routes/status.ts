@@ -29,7 +29,13 @@ const FreesInMs = Type.Union([Type.Integer(), Type.Null()]);
 /** What the daemon retains against its bounds: the operation table's stores and the turn evidence. */
 const Retention = Type.Object({
   operations: Type.Object({ ...Room, frees_in_ms: FreesInMs }),
-  recovery_reserve: Type.Object(Room),
+  /** The sessions' and executors' recovery slots that hold outcomes, what they hold, how many are full. */
+  recovery_slots: Type.Object({
+    slots: Type.Integer(),
+    retained: Type.Integer(),
+    bytes: Type.Integer(),
+    full: Type.Integer(),
+  }),
   refusals: Type.Object({ retained: Type.Integer(), bound: Type.Integer(), saturated: Type.Boolean() }),
   connections_at_share: Type.Integer(),
   evidence_turns: Type.Object({

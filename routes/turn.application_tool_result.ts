@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { ToolResultPayload as ToolResult } from '../core/turns/tool-result.js';
+import { executorHeld } from './recovery-rights.js';
 import { ToolResultPayload } from './turn-schemas.js';
 
 export const Result = Type.Object({ call_id: Type.String(), status: Type.Literal('accepted') });
@@ -22,7 +23,7 @@ const turnApplicationToolResult: FastifyPluginAsyncTypebox = async (fastify) => 
           operation: 'required',
           profile: true,
           unscoped: true,
-          recovery: true,
+          recovery: executorHeld(fastify),
         },
       },
     },

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { sessionControl } from './recovery-rights.js';
 import { WireId } from './schemas.js';
 import { TURN_MUTATION } from './turn-schemas.js';
 
@@ -12,7 +13,7 @@ const turnStop: FastifyPluginAsyncTypebox = async (fastify) => {
     '/turn.stop',
     {
       schema: { body: Payload, response: { 200: Result } },
-      config: { wire: { ...TURN_MUTATION, recovery: true } },
+      config: { wire: { ...TURN_MUTATION, recovery: sessionControl(fastify) } },
     },
     async (request) => fastify.turns.stop(request.wire.envelope.session_id!, request.body.turn_id),
   );

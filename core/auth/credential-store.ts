@@ -1,11 +1,15 @@
+import type { Clock } from '../clock.js';
 import { WireError } from '../errors.js';
 import type { TokenSet } from './oauth-client.js';
-import type { TokenRefresher } from './token-refresher.js';
+import { CredentialExpired, type TokenRefresher } from './token-refresher.js';
 
 /** Where the provider's key comes from: the environment, a stored API key, stored OAuth tokens, or nowhere. */
 export type AuthMethod = 'env' | 'stored' | 'oauth';
 
-/** Why stored OAuth tokens cannot be used: the last refresh failed, or the access token expired with no way to refresh it. */
+/**
+ * Why stored OAuth tokens cannot be used: the access token has expired and the last refresh failed, or it
+ * expired with no way to refresh it.
+ */
 export type AuthUnreadyReason = 'refresh_failed' | 'token_expired';
 
 export interface AuthReadiness {
@@ -30,8 +34,10 @@ export interface CredentialStoreOptions {
   /** The stored OAuth tokens as read at startup (a file holds a key or tokens, never both). */
   storedTokens?: TokenSet | null;
   persistence: CredentialPersistence;
-  /** Keeps stored OAuth tokens fresh; without one they are used as they are. */
+  /** Keeps stored OAuth tokens fresh; without one they are used until they expire. */
   refresher?: TokenRefresher;
+  /** Tells when stored OAuth tokens have expired when there is no refresher; without it they never do. */
+  clock?: Clock;
 }
 
 export const authRefusals = {
@@ -49,6 +55,7 @@ export class CredentialStore {
   readonly #environmentKey: string | null;
   readonly #persistence: CredentialPersistence;
   readonly #refresher: TokenRefresher | null;
+  readonly #clock: Clock | null;
   #storedKey: string | null;
   #storedTokens: TokenSet | null;
   #loginInProgress = false;
@@ -60,6 +67,8 @@ export class CredentialStore {
     this.#storedTokens = options.storedKey === null ? (options.storedTokens ?? null) : null;
     this.#persistence = options.persistence;
     this.#refresher = options.refresher ?? null;
+    this.#clock = options.clock ?? null;
+    if (this.#storedTokens) this.#refresher?.track(this.#storedTokens);
   }
 
   /** The key for the next provider request when no refresh is needed: the environment's, else the stored one. */
@@ -67,13 +76,19 @@ export class CredentialStore {
     return this.#environmentKey ?? this.#storedKey ?? this.#storedTokens?.accessToken ?? null;
   }
 
-  /** The bearer token for the next provider request, refreshed first when it is about to expire. */
+  /**
+   * The bearer token for the next provider request, refreshed first when it is about to expire. Throws
+   * `CredentialExpired` when stored OAuth tokens have expired and cannot be refreshed now: the request is
+   * then not sent.
+   */
   async token(): Promise<string | null> {
     if (this.#environmentKey !== null) return this.#environmentKey;
     if (this.#storedKey !== null) return this.#storedKey;
     const tokens = this.#storedTokens;
     if (tokens === null) return null;
-    return this.#refresher ? this.#refresher.accessToken(tokens) : tokens.accessToken;
+    if (this.#refresher) return this.#refresher.accessToken(tokens);
+    if (this.#expired(tokens)) throw new CredentialExpired();
+    return tokens.accessToken;
   }
 
   /** From memory and the stored expiry only: never a refresh, a write or the network. */
@@ -82,11 +97,17 @@ export class CredentialStore {
     if (this.#storedKey !== null) return { ready: true, method: 'stored' };
     const tokens = this.#storedTokens;
     if (tokens === null) return { ready: false, method: null };
-    if (this.#refresher?.failed) return { ready: false, method: 'oauth', reason: 'refresh_failed' };
-    const expired = this.#refresher?.expired(tokens) ?? false;
-    if (expired && tokens.refreshToken === null)
+    if (!this.#expired(tokens)) return { ready: true, method: 'oauth' };
+    if (tokens.refreshToken === null || this.#refresher === null)
       return { ready: false, method: 'oauth', reason: 'token_expired' };
+    if (this.#refresher.failed) return { ready: false, method: 'oauth', reason: 'refresh_failed' };
+    // Expired, but the next request refreshes it first.
     return { ready: true, method: 'oauth' };
+  }
+
+  #expired(tokens: TokenSet): boolean {
+    if (this.#refresher) return this.#refresher.expired(tokens);
+    return tokens.expiresAt !== null && this.#clock !== null && tokens.expiresAt <= this.#clock.wallNow();
   }
 
   /**
@@ -122,6 +143,7 @@ export class CredentialStore {
       this.#storedKey = null;
       this.#storedTokens = tokens;
       this.#refresher?.reset();
+      this.#refresher?.track(tokens);
     });
     return this.readiness();
   }

@@ -226,6 +226,21 @@ export class ExecutorRegistry {
     return { connection_id: record.connectionId, executor_generation: record.generation };
   }
 
+  /** Whether `secret` is one of the executor's proofs, current or candidate; refuses nothing. */
+  proves(executorId: unknown, secret: unknown): boolean {
+    const record = this.#find(executorId);
+    return (
+      (matchesVerifier(secret, record?.verifier ?? ABSENT_VERIFIER) ||
+        matchesVerifier(secret, record?.candidate?.verifier ?? ABSENT_VERIFIER)) &&
+      record !== undefined
+    );
+  }
+
+  /** Whether `connectionId` holds the executor, provisional or confirmed, at any generation. */
+  isHeldBy(executorId: unknown, connectionId: string): boolean {
+    return this.#find(executorId)?.connectionId === connectionId;
+  }
+
   /** Whether `connectionId` holds the confirmed attachment of `executorId` at exactly `generation`. */
   isCurrent(executorId: string, generation: number, connectionId: string): boolean {
     const record = this.#find(executorId);

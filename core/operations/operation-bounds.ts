@@ -9,10 +9,13 @@ export function operationBounds(): OperationBounds {
       operations: OPERATION_LIMITS.connection_operations,
       bytes: OPERATION_LIMITS.connection_bytes,
     },
-    reserve: { operations: OPERATION_LIMITS.reserve_operations, bytes: OPERATION_LIMITS.reserve_bytes },
-    connectionReserve: {
-      operations: OPERATION_LIMITS.connection_reserve_operations,
-      bytes: OPERATION_LIMITS.connection_reserve_bytes,
+    sessionSlot: {
+      operations: OPERATION_LIMITS.session_slot_operations,
+      bytes: OPERATION_LIMITS.session_slot_bytes,
+    },
+    executorSlot: {
+      operations: OPERATION_LIMITS.executor_slot_operations,
+      bytes: OPERATION_LIMITS.executor_slot_bytes,
     },
     refusals: OPERATION_LIMITS.refusals,
     connectionRefusals: OPERATION_LIMITS.connection_refusals,

@@ -1,168 +1,65 @@
 import { type Clock, type Deadline, deadlineAt, remainingMs } from '../clock.js';
 import { type ErrorCode, WireError } from '../errors.js';
-import { utf8ByteLength } from '../resources/unicode.js';
 import { clearsAt, Saturation, type SaturationListener } from '../saturation.js';
+import { Account, Entry, type RecoverySlot, type Refusal, Slot } from './operation-entries.js';
+import {
+  type Admission,
+  type Capacity,
+  type OperationBounds,
+  type OperationRecord,
+  type OperationStats,
+  type Outcome,
+  operationRefusals,
+} from './operation-types.js';
 import { Queue } from './queue.js';
+import { RefusalStore } from './refusal-store.js';
+import { type SplicedJson, Usage } from './retained-json.js';
 
-export type OperationStatus = 'accepted' | 'completed' | 'failed';
-
-export interface OperationRecord {
-  operation_id: string;
-  method: string;
-  /** The session the envelope named; lookups of a session-scoped operation need its control. */
-  session_id: string | null;
-  status: OperationStatus;
-  result: unknown;
-  error: { code: ErrorCode; message: string } | null;
-}
-
-export type Outcome =
-  | { ok: true; result: unknown }
-  | { ok: false; error: { code: ErrorCode; message: string } };
-
-export interface Capacity {
-  operations: number;
-  bytes: number;
-}
-
-export interface OperationBounds {
-  /** Mutations running and outcomes retained. */
-  table: Capacity;
-  /** What one connection's mutations may hold of the table. */
-  connection: Capacity;
-  /** Room beyond the table that only recovery methods use. */
-  reserve: Capacity;
-  /** What one connection's recovery methods may hold of the reserve. */
-  connectionReserve: Capacity;
-  /** Refusals that changed nothing, kept apart from the table. */
-  refusals: number;
-  connectionRefusals: number;
-  retentionMs: number;
-}
-
-/** Who a mutation is charged to, and whether it may use the reserve. */
-export interface Admission {
-  /** The connection that sent it. */
-  account: string;
-  /** One of the methods a client recovers with (docs/protocol.md section 6). */
-  recovery: boolean;
-}
-
-/**
- * What one entry costs beyond its strings: the entry object, its map slot and its place in a queue, as
- * measured on Node 20 (bench/operations.ts prints the measurement). An entry's cost is this plus the
- * UTF-8 bytes of its operation id, its session id and its result as encoded JSON.
- */
-export const ENTRY_BYTES = 224;
+export { ENTRY_BYTES, type RecoverySlot, type SlotKind } from './operation-entries.js';
+export {
+  type Admission,
+  type Capacity,
+  type OperationBounds,
+  type OperationRecord,
+  type OperationStats,
+  type OperationStatus,
+  type Outcome,
+  operationRefusals,
+  type RoomStats,
+} from './operation-types.js';
+export { SharedJson, SplicedJson } from './retained-json.js';
 
 /** Distinct refusal texts kept once for all the refusals that share them. */
 const INTERNED_REFUSALS = 256;
 
-const TABLE = 0;
-const RESERVE = 1;
-const REFUSALS = 2;
-type Room = typeof TABLE | typeof RESERVE | typeof REFUSALS;
-
-const SHARE_NAMES = ['operations', 'recovery_reserve', 'refusals'] as const;
-type Share = (typeof SHARE_NAMES)[number];
-
-export const operationRefusals = {
-  full: () => new WireError('limit_exceeded', 'too many operations are retained'),
-  share: () => new WireError('limit_exceeded', 'this connection retains its share of operations'),
-} as const;
-
-type Refusal = Readonly<{ code: ErrorCode; message: string }>;
-
-class Usage {
-  operations = 0;
-  bytes = 0;
-}
-
-class Account {
-  readonly id: string;
-  /** What its entries hold of the table and of the reserve. */
-  readonly rooms: readonly [Usage, Usage] = [new Usage(), new Usage()];
-  /** Its retained refusals, oldest first. */
-  readonly refusals = new Queue<Entry>();
-  atShare = false;
-
-  constructor(id: string) {
-    this.id = id;
-  }
-
-  get empty(): boolean {
-    return (
-      this.rooms[TABLE].operations === 0 && this.rooms[RESERVE].operations === 0 && this.refusals.length === 0
-    );
-  }
-}
-
-class Entry {
-  readonly id: string;
-  readonly method: string;
-  readonly scope: string | null;
-  readonly account: Account;
-  room: Room;
-  /** The result as encoded JSON, or the refusal; null while running without a result yet. */
-  outcome: string | Refusal | null = null;
-  /** When it settled; -1 while it runs (an unsettled outcome never expires). */
-  settledAt = -1;
-
-  constructor(id: string, method: string, scope: string | null, account: Account, room: Room) {
-    this.id = id;
-    this.method = method;
-    this.scope = scope;
-    this.account = account;
-    this.room = room;
-  }
-}
-
-export interface RoomStats {
-  retained: number;
-  bound: number;
-  bytes: number;
-  bytes_bound: number;
-  saturated: boolean;
-}
-
-export interface OperationStats {
-  operations: RoomStats & {
-    /** Milliseconds until the oldest settled outcome of the table expires; null when none is settled. */
-    frees_in_ms: number | null;
-  };
-  recovery_reserve: RoomStats;
-  refusals: { retained: number; bound: number; saturated: boolean };
-  /** Connections holding (nearly) the whole of one of their shares. */
-  connections_at_share: number;
-}
+type Share = 'operations' | 'refusals';
 
 /**
  * Operation ids and their outcomes. An id is reserved when its mutation is admitted, reports `accepted`
  * until it settles, and is retained for `retentionMs` after settling; while retained it cannot be used
  * again. The table is bounded by count and by bytes, and each connection's mutations hold at most a share
  * of it; when the table or the share is full a mutation is refused, never by evicting an outcome, unless
- * it is a recovery method: those use a reserve beyond the table, of which each connection holds at most
- * a share too. A refusal that changed nothing leaves the table when it settles, for a store of its own
- * where it costs its id and a reference to a shared refusal; past that store's bounds the connection's
- * oldest refusal, else the oldest of all, is forgotten, which is safe since it changed nothing.
+ * it is a recovery method sent by right: it then takes room in the slot of its session or executor, which
+ * only that right fills. A refusal that changed nothing leaves the table when it settles, for a store of
+ * its own (core/operations/refusal-store.ts).
  */
 export class OperationLedger {
   readonly #clock: Clock;
   readonly #bounds: OperationBounds;
   readonly #entries = new Map<string, Entry>();
   readonly #accounts = new Map<string, Account>();
-  /** What the table's and the reserve's entries hold. */
-  readonly #rooms: readonly [Usage, Usage] = [new Usage(), new Usage()];
-  /** Settled outcomes of the table and the reserve, in settling order, which is also expiry order. */
+  readonly #slots = new Map<string, Slot>();
+  readonly #table = new Usage();
+  /** What all the slots hold together, for `status`. */
+  readonly #slotted = new Usage();
+  /** Settled outcomes of the table and the slots, in settling order, which is also expiry order. */
   readonly #settled = new Queue<Entry>();
-  /** Retained refusals in settling order; those forgotten early stay until passed over or compacted. */
-  readonly #refusals = new Queue<Entry>();
-  #retainedRefusals = 0;
-  #forgottenInQueue = 0;
+  readonly #refusals: RefusalStore;
   #accountsAtShare = 0;
+  #slotsAtBound = 0;
   readonly #saturations: {
     table: Saturation;
-    reserve: Saturation;
+    slot: Saturation;
     refusals: Saturation;
     share: Saturation;
   };
@@ -174,10 +71,14 @@ export class OperationLedger {
   constructor(options: { clock: Clock; bounds: OperationBounds; saturation?: SaturationListener }) {
     this.#clock = options.clock;
     this.#bounds = options.bounds;
+    this.#refusals = new RefusalStore(options.bounds, (entry) => {
+      this.#entries.delete(entry.id);
+      this.#release(entry.account);
+    });
     const listener = options.saturation ?? (() => {});
     this.#saturations = {
       table: new Saturation('operations', listener),
-      reserve: new Saturation('recovery_reserve', listener),
+      slot: new Saturation('recovery_slot', listener),
       refusals: new Saturation('refusals', listener),
       share: new Saturation('operation_share', listener),
     };
@@ -185,32 +86,31 @@ export class OperationLedger {
 
   /**
    * Reserves a fresh operation id for a mutation that is being admitted, charged to its connection: in
-   * the table while the table and the connection's share of it have room, else, for a recovery method,
-   * in the reserve; otherwise the mutation is refused and nothing of it is retained.
+   * the table while the table and the connection's share of it have room, else, for a recovery method
+   * sent by right, in its slot; otherwise the mutation is refused and nothing of it is retained.
    */
   begin(operationId: string, method: string, sessionId: string | null, admission: Admission): void {
     this.#expire();
     if (this.#entries.has(operationId)) throw new WireError('operation_already_known');
     const account = this.#account(admission.account);
-    const room = this.#roomFor(account, admission.recovery);
+    const room = this.#roomFor(account, admission.slot);
     this.#armWake();
-    if (room === null) {
-      const refusal = this.#refusalOf(account, admission.recovery);
+    if (room instanceof WireError) {
       this.#release(account);
-      throw refusal;
+      throw room;
     }
     const entry = new Entry(operationId, this.#interned(method), sessionId, account, room);
     this.#entries.set(operationId, entry);
-    this.#charge(entry, this.#bytesOf(entry));
+    this.#charge(entry, 1);
   }
 
   /** Records an accepted outcome that settles later (a turn): its result is visible, its id stays reserved. */
   accept(operationId: string, result: unknown): void {
     const entry = this.#entries.get(operationId);
     if (!entry || entry.settledAt !== -1) return;
-    this.#uncharge(entry, this.#bytesOf(entry));
+    this.#charge(entry, -1);
     entry.outcome = JSON.stringify(result);
-    this.#charge(entry, this.#bytesOf(entry));
+    this.#charge(entry, 1);
   }
 
   settle(operationId: string, outcome: Outcome): void {
@@ -223,19 +123,25 @@ export class OperationLedger {
     this.#settle(operationId, () => json);
   }
 
+  /** Settles a success whose encoded result holds a part shared with other outcomes (a claim's snapshot). */
+  settleSpliced(operationId: string, result: SplicedJson): void {
+    this.#settle(operationId, () => result);
+  }
+
   lookup(operationId: string): OperationRecord | undefined {
     this.#expire();
     const entry = this.#entries.get(operationId);
     if (!entry) return undefined;
     const { outcome } = entry;
-    const refused = outcome !== null && typeof outcome === 'object';
+    const refusal = entry.refused ? (outcome as Refusal) : null;
+    const json = entry.json;
     return {
       operation_id: entry.id,
       method: entry.method,
       session_id: entry.scope,
-      status: entry.settledAt === -1 ? 'accepted' : refused ? 'failed' : 'completed',
-      result: typeof outcome === 'string' ? JSON.parse(outcome) : null,
-      error: refused ? { code: outcome.code, message: outcome.message } : null,
+      status: entry.settledAt === -1 ? 'accepted' : refusal ? 'failed' : 'completed',
+      result: json === null ? null : JSON.parse(json),
+      error: refusal ? { code: refusal.code, message: refusal.message } : null,
     };
   }
 
@@ -247,22 +153,25 @@ export class OperationLedger {
 
   stats(): OperationStats {
     this.#expire();
-    const room = (index: typeof TABLE | typeof RESERVE, bound: Capacity, saturation: Saturation) => ({
-      retained: this.#rooms[index].operations,
-      bound: bound.operations,
-      bytes: this.#rooms[index].bytes,
-      bytes_bound: bound.bytes,
-      saturated: saturation.saturated,
-    });
+    const { table } = this.#bounds;
     const oldest = this.#settled.peek();
     return {
       operations: {
-        ...room(TABLE, this.#bounds.table, this.#saturations.table),
+        retained: this.#table.operations,
+        bound: table.operations,
+        bytes: this.#table.bytes,
+        bytes_bound: table.bytes,
+        saturated: this.#saturations.table.saturated,
         frees_in_ms: oldest ? remainingMs(oldest.settledAt + this.#bounds.retentionMs, this.#clock) : null,
       },
-      recovery_reserve: room(RESERVE, this.#bounds.reserve, this.#saturations.reserve),
+      recovery_slots: {
+        slots: this.#slots.size,
+        retained: this.#slotted.operations,
+        bytes: this.#slotted.bytes,
+        full: this.#slotsAtBound,
+      },
       refusals: {
-        retained: this.#retainedRefusals,
+        retained: this.#refusals.retained,
         bound: this.#bounds.refusals,
         saturated: this.#saturations.refusals.saturated,
       },
@@ -270,104 +179,47 @@ export class OperationLedger {
     };
   }
 
-  #roomFor(account: Account, recovery: boolean): Room | null {
-    const table = this.#fits(TABLE, account);
-    if (table === 'fits') return TABLE;
-    if (table === 'full') this.#saturations.table.reached(this.#details(TABLE));
+  /** The slot a mutation takes room in (null: the table), or its refusal. */
+  #roomFor(account: Account, right: RecoverySlot | null): Slot | null | WireError {
+    const { table, connection } = this.#bounds;
+    const tableFull = this.#table.reaches(table);
+    const shareFull = !tableFull && account.table.reaches(connection);
+    if (!tableFull && !shareFull) return null;
+    if (tableFull) this.#saturations.table.reached(this.#tableDetails());
     else this.#shareReached(account, 'operations');
-    if (!recovery) return null;
-    const reserve = this.#fits(RESERVE, account);
-    if (reserve === 'fits') return RESERVE;
-    if (reserve === 'full') this.#saturations.reserve.reached(this.#details(RESERVE));
-    else this.#shareReached(account, 'recovery_reserve');
-    return null;
+    if (right === null) return tableFull ? operationRefusals.full() : operationRefusals.share();
+    const slot = this.#slot(right);
+    if (!slot.usage.reaches(this.#slotBound(slot))) return slot;
+    this.#slotReached(slot);
+    this.#releaseSlot(slot);
+    return operationRefusals.slot();
   }
 
-  #fits(room: typeof TABLE | typeof RESERVE, account: Account): 'fits' | 'full' | 'share' {
-    const [bound, share] =
-      room === TABLE
-        ? [this.#bounds.table, this.#bounds.connection]
-        : [this.#bounds.reserve, this.#bounds.connectionReserve];
-    const used = this.#rooms[room];
-    if (used.operations >= bound.operations || used.bytes >= bound.bytes) return 'full';
-    const own = account.rooms[room];
-    if (own.operations >= share.operations || own.bytes >= share.bytes) return 'share';
-    return 'fits';
-  }
-
-  #refusalOf(account: Account, recovery: boolean): WireError {
-    const room = recovery ? RESERVE : TABLE;
-    return this.#fits(room, account) === 'share' ? operationRefusals.share() : operationRefusals.full();
-  }
-
-  #settle(operationId: string, outcomeOf: () => string | Refusal): void {
+  #settle(operationId: string, outcomeOf: () => string | SplicedJson | Refusal): void {
     const entry = this.#entries.get(operationId);
     if (!entry || entry.settledAt !== -1) return;
-    this.#uncharge(entry, this.#bytesOf(entry));
+    this.#charge(entry, -1);
     entry.outcome = outcomeOf();
     entry.settledAt = this.#clock.now();
-    const { outcome } = entry;
+    const { slot } = entry;
     // A refusal changed nothing, except one the daemon could not explain (a bug or a failed write).
-    if (typeof outcome === 'object' && outcome.code !== 'internal_error') this.#keepRefusal(entry);
+    if (entry.refused && (entry.outcome as Refusal).code !== 'internal_error') this.#keepRefusal(entry);
     else {
-      this.#charge(entry, this.#bytesOf(entry));
+      this.#charge(entry, 1);
       this.#settled.push(entry);
     }
+    if (slot) this.#releaseSlot(slot);
     this.#release(entry.account);
     this.#updateSaturations();
     this.#armWake();
   }
 
   #keepRefusal(entry: Entry): void {
-    const { account } = entry;
-    entry.room = REFUSALS;
-    const ownFull = account.refusals.length >= this.#bounds.connectionRefusals;
-    const storeFull = !ownFull && this.#retainedRefusals >= this.#bounds.refusals;
-    if (ownFull) this.#forget(account.refusals.peek()!);
-    const forgotten = storeFull ? this.#forgetOldestRefusal() : null;
-    account.refusals.push(entry);
-    this.#refusals.push(entry);
-    this.#retainedRefusals++;
-    // Only now, with this refusal in, can the forgotten one's connection be let go if it holds nothing.
-    if (forgotten) this.#release(forgotten);
-    if (ownFull) this.#shareReached(account, 'refusals');
+    const { ownFull, storeFull } = this.#refusals.keep(entry);
+    if (ownFull) this.#shareReached(entry.account, 'refusals');
     if (storeFull) {
-      this.#saturations.refusals.reached({ retained: this.#retainedRefusals, bound: this.#bounds.refusals });
+      this.#saturations.refusals.reached({ retained: this.#refusals.retained, bound: this.#bounds.refusals });
     }
-  }
-
-  /** Drops a retained refusal, the oldest of its connection; it stays in the daemon's queue until passed. */
-  #forget(entry: Entry): void {
-    entry.account.refusals.shift();
-    this.#entries.delete(entry.id);
-    this.#retainedRefusals--;
-    this.#forgottenInQueue++;
-    if (this.#forgottenInQueue > this.#retainedRefusals + 1_024) {
-      this.#refusals.retain((queued) => this.#entries.get(queued.id) === queued);
-      this.#forgottenInQueue = 0;
-    }
-  }
-
-  /**
-   * Drops the oldest retained refusal of all, which is also the oldest of its connection; returns that
-   * connection's account for the caller to release.
-   */
-  #forgetOldestRefusal(): Account | null {
-    for (let head = this.#refusals.shift(); head; head = this.#refusals.shift()) {
-      if (this.#entries.get(head.id) !== head) {
-        this.#forgottenInQueue--;
-        continue;
-      }
-      this.#removeRefusal(head);
-      return head.account;
-    }
-    return null;
-  }
-
-  #removeRefusal(entry: Entry): void {
-    entry.account.refusals.shift();
-    this.#entries.delete(entry.id);
-    this.#retainedRefusals--;
   }
 
   #expire(): void {
@@ -381,52 +233,28 @@ export class OperationLedger {
     ) {
       this.#settled.shift();
       this.#entries.delete(head.id);
-      this.#uncharge(head, this.#bytesOf(head));
+      head.retained = false;
+      this.#charge(head, -1);
+      if (head.slot) this.#releaseSlot(head.slot);
       this.#release(head.account);
       expired = true;
     }
-    for (let head = this.#refusals.peek(); head; head = this.#refusals.peek()) {
-      if (this.#entries.get(head.id) !== head) {
-        this.#refusals.shift();
-        this.#forgottenInQueue--;
-        continue;
-      }
-      if (now - head.settledAt < retention) break;
-      this.#refusals.shift();
-      this.#removeRefusal(head);
-      this.#release(head.account);
-      expired = true;
-    }
+    if (this.#refusals.expire(now, retention)) expired = true;
     if (expired) this.#updateSaturations();
   }
 
-  #charge(entry: Entry, bytes: number): void {
-    this.#add(entry, 1, bytes);
-  }
-
-  /** Takes an entry's charge off; its account is released by the caller once the entry is done with. */
-  #uncharge(entry: Entry, bytes: number): void {
-    this.#add(entry, -1, -bytes);
-  }
-
-  #add(entry: Entry, operations: number, bytes: number): void {
-    if (entry.room === REFUSALS) return;
-    const room = this.#rooms[entry.room];
-    const own = entry.account.rooms[entry.room];
-    room.operations += operations;
-    room.bytes += bytes;
-    own.operations += operations;
-    own.bytes += bytes;
-  }
-
-  #bytesOf(entry: Entry): number {
-    const { outcome } = entry;
-    return (
-      ENTRY_BYTES +
-      utf8ByteLength(entry.id) +
-      (entry.scope === null ? 0 : utf8ByteLength(entry.scope)) +
-      (typeof outcome === 'string' ? utf8ByteLength(outcome) : 0)
-    );
+  /** Adds (1) or takes off (-1) an entry's charge in its room; a refusal's store counts it alone. */
+  #charge(entry: Entry, sign: 1 | -1): void {
+    const own = entry.ownBytes;
+    const shared = entry.shared;
+    if (entry.room === 'table') {
+      this.#table.add(sign, own, shared);
+      entry.account.table.add(sign, own, shared);
+    } else if (entry.room === 'slot') {
+      entry.slot!.usage.add(sign, own, shared);
+      this.#slotted.add(sign, own, shared);
+      entry.account.slotted += sign;
+    }
   }
 
   #account(id: string): Account {
@@ -438,6 +266,20 @@ export class OperationLedger {
     return account;
   }
 
+  #slot(right: RecoverySlot): Slot {
+    const key = `${right.kind}:${right.id}`;
+    let slot = this.#slots.get(key);
+    if (!slot) {
+      slot = new Slot(key, right);
+      this.#slots.set(key, slot);
+    }
+    return slot;
+  }
+
+  #slotBound(slot: Slot): Capacity {
+    return slot.kind === 'session' ? this.#bounds.sessionSlot : this.#bounds.executorSlot;
+  }
+
   /** What an account holds fell: it may have left its share, or be gone. */
   #release(account: Account): void {
     if (account.atShare && this.#belowShares(account)) {
@@ -447,14 +289,22 @@ export class OperationLedger {
     if (account.empty) this.#accounts.delete(account.id);
   }
 
+  /** What a slot holds fell: it may have left its bound, or be gone. */
+  #releaseSlot(slot: Slot): void {
+    const bound = this.#slotBound(slot);
+    const { usage } = slot;
+    if (slot.atBound && clearsAt(usage.operations, bound.operations) && clearsAt(usage.bytes, bound.bytes)) {
+      slot.atBound = false;
+      this.#slotsAtBound--;
+    }
+    if (usage.operations === 0 && !slot.atBound) this.#slots.delete(slot.key);
+  }
+
   #belowShares(account: Account): boolean {
-    const { connection, connectionReserve, connectionRefusals } = this.#bounds;
-    const [table, reserve] = account.rooms;
+    const { connection, connectionRefusals } = this.#bounds;
     return (
-      clearsAt(table.operations, connection.operations) &&
-      clearsAt(table.bytes, connection.bytes) &&
-      clearsAt(reserve.operations, connectionReserve.operations) &&
-      clearsAt(reserve.bytes, connectionReserve.bytes) &&
+      clearsAt(account.table.operations, connection.operations) &&
+      clearsAt(account.table.bytes, connection.bytes) &&
       clearsAt(account.refusals.length, connectionRefusals)
     );
   }
@@ -468,27 +318,36 @@ export class OperationLedger {
     this.#armWake();
   }
 
+  #slotReached(slot: Slot): void {
+    if (!slot.atBound) {
+      slot.atBound = true;
+      this.#slotsAtBound++;
+    }
+    this.#saturations.slot.reached({ kind: slot.kind, id: slot.id });
+  }
+
   #updateSaturations(): void {
-    const { table, reserve, refusals, share } = this.#saturations;
-    const roomCleared = (index: typeof TABLE | typeof RESERVE, bound: Capacity) =>
-      clearsAt(this.#rooms[index].operations, bound.operations) &&
-      clearsAt(this.#rooms[index].bytes, bound.bytes);
-    table.update(roomCleared(TABLE, this.#bounds.table), () => this.#details(TABLE));
-    reserve.update(roomCleared(RESERVE, this.#bounds.reserve), () => this.#details(RESERVE));
-    refusals.update(clearsAt(this.#retainedRefusals, this.#bounds.refusals), () => ({
-      retained: this.#retainedRefusals,
+    const { table, slot, refusals, share } = this.#saturations;
+    const bound = this.#bounds.table;
+    table.update(
+      clearsAt(this.#table.operations, bound.operations) && clearsAt(this.#table.bytes, bound.bytes),
+      () => this.#tableDetails(),
+    );
+    slot.update(this.#slotsAtBound === 0, () => ({ full: 0 }));
+    refusals.update(clearsAt(this.#refusals.retained, this.#bounds.refusals), () => ({
+      retained: this.#refusals.retained,
       bound: this.#bounds.refusals,
     }));
     share.update(this.#accountsAtShare === 0, () => ({ connections_at_share: 0 }));
   }
 
-  #details(index: typeof TABLE | typeof RESERVE): Record<string, number> {
-    const bound = index === TABLE ? this.#bounds.table : this.#bounds.reserve;
+  #tableDetails(): Record<string, number> {
+    const { table } = this.#bounds;
     return {
-      retained: this.#rooms[index].operations,
-      bound: bound.operations,
-      bytes: this.#rooms[index].bytes,
-      bytes_bound: bound.bytes,
+      retained: this.#table.operations,
+      bound: table.operations,
+      bytes: this.#table.bytes,
+      bytes_bound: table.bytes,
     };
   }
 
@@ -497,22 +356,13 @@ export class OperationLedger {
     if (this.#wake) return;
     const saturated = Object.values(this.#saturations).some((saturation) => saturation.saturated);
     if (!saturated) return;
-    const next = Math.min(this.#settled.peek()?.settledAt ?? Infinity, this.#oldestRefusalSettledAt());
+    const next = Math.min(this.#settled.peek()?.settledAt ?? Infinity, this.#refusals.oldestSettledAt());
     if (next === Infinity) return;
     this.#wake = deadlineAt(this.#clock, next + this.#bounds.retentionMs, () => {
       this.#wake = null;
       this.#expire();
       this.#armWake();
     });
-  }
-
-  #oldestRefusalSettledAt(): number {
-    for (let head = this.#refusals.peek(); head; head = this.#refusals.peek()) {
-      if (this.#entries.get(head.id) === head) return head.settledAt;
-      this.#refusals.shift();
-      this.#forgottenInQueue--;
-    }
-    return Infinity;
   }
 
   #interned(method: string): string {

@@ -10,6 +10,7 @@ export const PROVIDER_FAILURES = {
   idle_timeout: 'the provider sent nothing for too long',
   deadline: 'the provider request took too long',
   cancelled: 'the provider request was cancelled',
+  credential_expired: 'the provider credential expired and cannot be refreshed',
   malformed_listing: 'the provider sent a model list the daemon cannot read',
 } as const;
 

@@ -104,6 +104,16 @@ export class SessionControl {
   }
 
   /**
+   * Whether `token` on `connection` is the session's current control, or the token that closed it (which
+   * may repeat its close), without refusing anything: the right a session's recovery methods are sent by.
+   */
+  holds(sessionId: string, token: string | null, connection: Connection): boolean {
+    if (this.controls(sessionId, token, connection)) return true;
+    const closedBy = this.#live.get(sessionId)?.closedBy;
+    return closedBy?.connection === connection && matchesVerifier(token, closedBy.verifier);
+  }
+
+  /**
    * Ends the grant's control, once the work that holds the session's control (its title being made) has
    * ended; refuses with `unauthorized` when the grant was superseded meanwhile.
    */

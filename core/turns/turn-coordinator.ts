@@ -15,6 +15,7 @@ import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ActiveTurn } from './active-turn.js';
 import type { AcceptedController, ApplicationManifest } from './application-manifest.js';
 import { CallDispatcher, hashedId } from './call-dispatcher.js';
+import { ClaimSnapshots, type ClaimSnapshotView, EMPTY_SNAPSHOT } from './claim-snapshots.js';
 import { summaryActivity } from './summary-activity.js';
 import { type ToolResultPayload, validateToolResult } from './tool-result.js';
 import { type ApplicationSelection, admitApplication } from './turn-admission.js';
@@ -91,6 +92,7 @@ export class TurnCoordinator {
   readonly #active = new Map<string, ActiveTurn>();
   readonly #byId = new Map<string, ActiveTurn>();
   readonly #terminals = new Map<string, RetainedTerminal>();
+  readonly #snapshots = new ClaimSnapshots();
   readonly #workers = new Set<Promise<void>>();
   #closed = false;
 
@@ -276,28 +278,33 @@ export class TurnCoordinator {
   /**
    * The claim snapshot of `sessionId`: its active turn, or else its last terminal of the last 600 s. An
    * active turn supersedes the terminal before it (which its client saw before starting it), so a snapshot
-   * carries at most one assistant text and one manifest and stays within 24 KiB.
+   * carries at most one assistant text and one manifest and stays within 24 KiB. While it is unchanged, the
+   * same object is answered, so the claims that retain it can share its encoding.
    */
-  snapshot(
-    sessionId: string,
-    selected: boolean,
-  ): { turn: Record<string, unknown> | null; terminal: Record<string, unknown> | null } {
+  snapshot(sessionId: string, selected: boolean): ClaimSnapshotView {
     const turn = this.#active.get(sessionId);
     const terminal = this.#terminals.get(sessionId);
     const retained = !turn && terminal && this.#options.clock.now() - terminal.at < OPERATION_RETENTION_MS;
     if (terminal && !turn && !retained) this.#terminals.delete(sessionId);
-    return {
-      turn: turn
-        ? {
-            turn_id: turn.turnId,
-            status: 'running',
-            sequence: turn.sequence,
-            assistant_text: turn.assistantText,
-            ...(selected ? { application_manifest: turn.manifest } : {}),
-          }
-        : null,
-      terminal: retained ? terminal.payload(selected) : null,
-    };
+    if (turn) {
+      // Its text only grows, and every delta or activity takes a sequence number.
+      const version = `${turn.sequence}:${turn.assistantText.length}`;
+      return this.#snapshots.view(turn, version, selected, () => ({
+        turn: {
+          turn_id: turn.turnId,
+          status: 'running',
+          sequence: turn.sequence,
+          assistant_text: turn.assistantText,
+          ...(selected ? { application_manifest: turn.manifest } : {}),
+        },
+        terminal: null,
+      }));
+    }
+    if (!retained) return EMPTY_SNAPSHOT;
+    return this.#snapshots.view(terminal, '', selected, () => ({
+      turn: null,
+      terminal: terminal.payload(selected),
+    }));
   }
 
   /**

@@ -3,6 +3,7 @@ import { ERROR_MESSAGES, type ErrorCode, isWireError } from '../errors.js';
 /** Terminal error codes of a failed turn; each carries its fixed text, never a provider's own words. */
 export const TURN_FAILURE_CODES = [
   'provider_error',
+  'auth_expired',
   'tool_timeout',
   'executor_unavailable',
   'limit_exceeded',

@@ -98,9 +98,10 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
     if (turn.ending) return turn.ending;
     if (error instanceof TurnEnding) return error;
     if (error instanceof ProviderError) {
-      return error.kind === 'cancelled'
-        ? new TurnEnding('cancelled')
-        : new TurnEnding('failed', 'provider_error');
+      if (error.kind === 'cancelled') return new TurnEnding('cancelled');
+      // Nothing was sent: the credential the request needs has expired and could not be refreshed.
+      if (error.kind === 'credential_expired') return new TurnEnding('failed', 'auth_expired');
+      return new TurnEnding('failed', 'provider_error');
     }
     return daemonFailure(error);
   }

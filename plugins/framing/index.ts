@@ -120,6 +120,7 @@ const framing: FastifyPluginAsync = async (fastify) => {
       envelope: raw.envelope,
       grant: null,
       operationReserved: false,
+      retained: null,
     };
     done();
   });

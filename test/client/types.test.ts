@@ -164,6 +164,7 @@ t.test('states are string unions', async (t) => {
   expectTypeOf<TerminalPayload['status']>().toEqualTypeOf<'completed' | 'failed' | 'cancelled'>();
   expectTypeOf<TurnFailureCode>().toEqualTypeOf<
     | 'provider_error'
+    | 'auth_expired'
     | 'tool_timeout'
     | 'executor_unavailable'
     | 'limit_exceeded'

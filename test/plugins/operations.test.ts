@@ -9,12 +9,14 @@ import { codeOf, resultOf } from '../routes/session.resources.fixture.js';
 import { applicationSession, startTurn, submitResult } from '../routes/turn.fixture.js';
 
 const LARGE = 1_000_000_000;
-/** Small enough to fill in a test: the table, a share of it, the reserve, a share of that, the refusals. */
+const TABLE_FULL =
+  'the operation table is full: mutations are refused, recovery methods sent by right use their slots';
+/** Small enough to fill in a test: the table, a share of it, the recovery slots, the refusals. */
 const BOUNDS: OperationBounds = {
   table: { operations: 40, bytes: LARGE },
   connection: { operations: 20, bytes: LARGE },
-  reserve: { operations: 30, bytes: LARGE },
-  connectionReserve: { operations: 15, bytes: LARGE },
+  sessionSlot: { operations: 4, bytes: LARGE },
+  executorSlot: { operations: 3, bytes: LARGE },
   refusals: 8,
   connectionRefusals: 4,
   retentionMs: 600_000,
@@ -135,30 +137,82 @@ for (const transport of TRANSPORTS) {
       t.match(
         await elsewhere.call('operation.lookup', { operation_id: resultOperation }),
         { status: 'completed', method: 'turn.application_tool_result' },
-        'a recovery outcome in the reserve is looked up like any other',
+        'a recovery outcome in a slot is looked up like any other',
       );
       t.match((await status(who.client)).retention, {
         operations: { retained: 40 },
-        recovery_reserve: { retained: 8, saturated: false },
+        recovery_slots: { slots: 3, retained: 8, full: 0 },
         connections_at_share: 1,
       });
 
       const full = logs.filter((line) => line.bound === 'operations');
       t.same(
         full.map((line) => [line.level, line.msg]),
-        [[40, 'the operation table is full: mutations are refused, recovery methods use the reserve']],
+        [[40, TABLE_FULL]],
         'one line for all the refusals',
       );
       daemon.clock.advance(600_000);
       t.match((await status(who.client)).retention.operations, { saturated: false });
       t.same(
         logs.filter((line) => line.bound === 'operations').map((line) => line.msg),
-        [
-          'the operation table is full: mutations are refused, recovery methods use the reserve',
-          'the operation table has room again',
-        ],
+        [TABLE_FULL, 'the operation table has room again'],
       );
       t.equal(codeOf(await claimedRequest(first, daemon.workspace)), 'ok', 'the flooder has room again too');
+    });
+
+    t.test('gives each session and executor its own slot, used only by right', async (t) => {
+      const { daemon, logs } = await smallTableDaemon(t);
+      const victimClient = await daemon.connect(transport);
+      const victim = await claimedSession(victimClient, daemon.workspace);
+      const flooder = await daemon.connect(transport);
+      const other = await claimedSession(flooder, daemon.workspace);
+      await createUntilRefused(flooder, daemon.workspace);
+      await createUntilRefused(await daemon.connect(transport), daemon.workspace);
+      const claims = [];
+      for (let i = 0; i < 6; i++)
+        claims.push(await flooder.request('session.claim', {}, { session: other.session, operation: op() }));
+      t.same(
+        claims.map(codeOf),
+        ['ok', 'ok', 'ok', 'ok', 'limit_exceeded', 'limit_exceeded'],
+        "the flooder's claims of its own session fill that session's slot",
+      );
+      t.match(claims[4], {
+        ok: false,
+        error: { message: 'this session or executor retains its room for recovery' },
+      });
+      t.equal(
+        codeOf(
+          await flooder.request(
+            'turn.stop',
+            { turn_id: 'turn_none' },
+            { session: victim.session, control: 'not-the-token', operation: op() },
+          ),
+        ),
+        'limit_exceeded',
+        "without the victim's token, a stop has only the table's room",
+      );
+      t.equal(
+        codeOf(
+          await victimClient.request(
+            'session.release',
+            {},
+            { session: victim.session, control: victim.control, operation: op() },
+          ),
+        ),
+        'ok',
+        "the victim's own slot is untouched",
+      );
+      const again = await daemon.connect(transport);
+      t.equal(
+        codeOf(await again.request('session.claim', {}, { session: victim.session, operation: op() })),
+        'ok',
+        'and a claim from a new connection gets through',
+      );
+      t.match((await status(again)).retention.recovery_slots, { slots: 2, retained: 6, full: 1 });
+      t.same(
+        logs.filter((line) => line.bound === 'recovery_slot').map((line) => [line.level, line.msg]),
+        [[40, 'a recovery slot is full: the recovery methods of its session or executor are refused']],
+      );
     });
 
     t.test('keeps refusals apart: a flood of them leaves the table and the others alone', async (t) => {

@@ -32,7 +32,7 @@ t.test('a saturation is a warning and its clearing an info line, the counts unde
 
 t.test('every bound of the operation table has its own lines', async (t) => {
   const { lines, log } = captured();
-  for (const bound of ['operations', 'recovery_reserve', 'refusals', 'operation_share']) {
+  for (const bound of ['operations', 'recovery_slot', 'refusals', 'operation_share']) {
     log({ bound, saturated: true, details: {} });
     log({ bound, saturated: false, details: {} });
   }

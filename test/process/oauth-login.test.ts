@@ -247,8 +247,8 @@ t.test('a refresh during a running turn', async (t) => {
   const server = await startOAuthServer(t);
   const s = await scene(t, server.issuer);
   const client = await s.connect();
-  // Fresh for 62 s: due for a refresh (60 s before expiry) two seconds after the login.
-  server.expiresIn = 62;
+  // Fresh for 8 s: due for a refresh (a quarter of its lifetime before expiry) six seconds after the login.
+  server.expiresIn = 8;
   const attempt = await login(client);
   await attempt.callback(await authorize(await attempt.authorizationUrl));
   server.expiresIn = 3600;
@@ -266,7 +266,7 @@ t.test('a refresh during a running turn', async (t) => {
   t.equal(s.provider.requests[0]!.headers.authorization, `Bearer ${first.access_token}`, 'fresh: no refresh');
   // The first round is answered once the token has become due.
   await new Promise((resolve) =>
-    setTimeout(resolve, Math.max(0, first.expires_at - 60_000 - Date.now() + 50)),
+    setTimeout(resolve, Math.max(0, first.expires_at - 2_000 - Date.now() + 50)),
   );
   hold.release();
   const terminal = await client.event('turn.terminal');
@@ -277,19 +277,33 @@ t.test('a refresh during a running turn', async (t) => {
   t.equal(server.tokenRequests.filter((request) => request.grant_type === 'refresh_token').length, 1);
 });
 
+/** Resolves once the stored access token has expired, by the wall clock the daemon reads too. */
+function expiry(s: Scene): Promise<void> {
+  const { expires_at } = s.credentials()!.oauth as { expires_at: number };
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, expires_at - Date.now() + 50)));
+}
+
+async function signIn(client: WireClient, server: TestOAuthServer, expiresIn: number): Promise<void> {
+  server.expiresIn = expiresIn;
+  const attempt = await login(client);
+  await attempt.callback(await authorize(await attempt.authorizationUrl));
+  server.expiresIn = 3600;
+}
+
+const refreshes = (server: TestOAuthServer) =>
+  server.tokenRequests.filter((request) => request.grant_type === 'refresh_token').length;
+
 t.test('two turns that need a refresh at once cause one refresh request', async (t) => {
   const server = await startOAuthServer(t);
   const s = await scene(t, server.issuer);
   const client = await s.connect();
   const other = await s.connect();
-  server.expiresIn = 30;
-  const attempt = await login(client);
-  await attempt.callback(await authorize(await attempt.authorizationUrl));
-  server.expiresIn = 3600;
+  await signIn(client, server, 1);
   const stale = (s.credentials()!.oauth as { access_token: string }).access_token;
   s.provider.reply(['one']).reply(['two']);
   const a = await session(client, s.workspace);
   const b = await session(other, s.workspace);
+  await expiry(s);
   await Promise.all([turn(client, a, 'one'), turn(other, b, 'two')]);
   await Promise.all([client.event('turn.terminal'), other.event('turn.terminal')]);
   const fresh = (s.credentials()!.oauth as { access_token: string }).access_token;
@@ -298,17 +312,46 @@ t.test('two turns that need a refresh at once cause one refresh request', async 
     s.provider.requests.map((request) => request.headers.authorization),
     [`Bearer ${fresh}`, `Bearer ${fresh}`],
   );
-  t.equal(server.tokenRequests.filter((request) => request.grant_type === 'refresh_token').length, 1);
+  t.equal(refreshes(server), 1);
   t.same(await client.call('status').then((status) => status.auth), { ready: true, method: 'oauth' });
+});
 
-  // A refresh that fails: status reports not ready with a fixed reason, from memory only.
-  server.expiresIn = 30;
-  const again = await login(client);
-  await again.callback(await authorize(await again.authorizationUrl));
+t.test('30 s tokens are not refreshed before every request', async (t) => {
+  const server = await startOAuthServer(t);
+  const s = await scene(t, server.issuer);
+  const client = await s.connect();
+  await signIn(client, server, 30);
+  const who = await session(client, s.workspace);
+  for (const prompt of ['one', 'two', 'three', 'four']) {
+    s.provider.reply([prompt]);
+    await turn(client, who, prompt);
+    t.match((await client.event('turn.terminal')).payload, { status: 'completed' });
+  }
+  const token = (s.credentials()!.oauth as { access_token: string }).access_token;
+  t.same(
+    s.provider.requests.map((request) => request.headers.authorization),
+    Array(4).fill(`Bearer ${token}`),
+  );
+  t.equal(refreshes(server), 0, 'four turns within its first 22.5 s: no refresh');
+});
+
+t.test('a refusing token endpoint: turns end auth_expired, one refresh attempt, one log line', async (t) => {
+  const server = await startOAuthServer(t);
+  const s = await scene(t, server.issuer);
+  const client = await s.connect();
+  await signIn(client, server, 1);
+  const who = await session(client, s.workspace);
   server.failTokens = 400;
-  s.provider.reply(['three']);
-  await turn(client, a, 'three');
-  await client.event('turn.terminal');
+  await expiry(s);
+  const ends = [];
+  for (const prompt of ['one', 'two', 'three', 'four']) {
+    await turn(client, who, prompt);
+    ends.push((await client.event('turn.terminal')).payload);
+  }
+  t.match(ends, Array(4).fill({ status: 'failed', error: { code: 'auth_expired' } }));
+  t.equal(s.provider.requests.length, 0, 'the expired token was never sent');
+  t.equal(refreshes(server), 1, 'one refresh for four turns, the rest within its backoff');
+  // Status reports not ready with a fixed reason, from memory only.
   const requests = server.tokenRequests.length;
   t.same(await client.call('auth.status'), { ready: false, method: 'oauth', reason: 'refresh_failed' });
   t.same(await client.call('status').then((status) => status.auth), {
@@ -317,6 +360,14 @@ t.test('two turns that need a refresh at once cause one refresh request', async 
     reason: 'refresh_failed',
   });
   t.equal(server.tokenRequests.length, requests, 'status never touched the network');
+  const lines = s.magid.stderr
+    .split('\n')
+    .filter((line) => line.includes('the OAuth token refresh failed'))
+    .map((line) => JSON.parse(line));
+  t.match(lines, [{ level: 40, refresh: { code: 'refresh_failed', failures: 1, retry_in_ms: Number } }]);
+  const stored = s.credentials()!.oauth as Record<string, string>;
+  for (const secret of [stored.access_token!, stored.refresh_token!, 'server-secret-description'])
+    t.notOk(s.magid.stderr.includes(secret), 'nothing secret in the log');
 });
 
 t.test(

@@ -1,5 +1,8 @@
 import t from 'tap';
 import { claimedSession, op, startDaemon, TRANSPORTS } from '../helpers/daemon.js';
+import { chunk, done, sse, stream } from '../helpers/provider-streams.js';
+import { controller, resultOf } from './session.resources.fixture.js';
+import { startTurn, turnDaemon } from './turn.fixture.js';
 
 for (const transport of TRANSPORTS) {
   t.test(`session.claim (${transport})`, async (t) => {
@@ -92,3 +95,67 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
+
+t.test('the claims of a session share one retained encoding of its unchanged snapshot', async (t) => {
+  const { daemon, provider } = await turnDaemon(t);
+  const who = await controller(daemon, 'socket');
+  const long = 'é'.repeat(9_000);
+  provider.reply([long]);
+  resultOf(await startTurn(who, { prompt: 'first' }));
+  await who.client.event('turn.terminal');
+  const tableBytes = async () =>
+    ((await who.client.call('status')) as { retention: { operations: { bytes: number } } }).retention
+      .operations.bytes;
+  const claimer = await daemon.connect('socket');
+  const claims: Array<{ operation: string; result: Record<string, unknown> }> = [];
+  const growth: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const before = await tableBytes();
+    const operation = op();
+    claims.push({
+      operation,
+      result: await claimer.call('session.claim', {}, { session: who.session, operation }),
+    });
+    growth.push((await tableBytes()) - before);
+  }
+  t.match(claims[0]!.result.snapshot, { turn: null, terminal: { assistant_text: long } });
+  t.ok(growth[0]! > 18_000, 'the first claim retains the snapshot');
+  t.ok(
+    growth.slice(1).every((bytes) => bytes < 1_000),
+    `the next ones only what they hold on their own (${growth.join(', ')} bytes)`,
+  );
+  const control = claims.at(-1)!.result.control_token as string;
+  for (const { operation, result } of claims) {
+    const { control_token: _token, ...retained } = result;
+    t.same(
+      await claimer.call('operation.lookup', { operation_id: operation }, { session: who.session, control }),
+      {
+        operation_id: operation,
+        method: 'session.claim',
+        status: 'completed',
+        result: retained,
+        error: null,
+      },
+      'each is looked up as it was answered, without its token',
+    );
+  }
+
+  // While a turn runs, a claim's snapshot is the text so far: one that came later does not change it.
+  const hold = provider.hold();
+  provider.script(stream([sse(chunk({ content: 'early' })), hold, sse(chunk({ content: ' late' })), done()]));
+  const taken = { ...who, client: claimer, control };
+  resultOf(await startTurn(taken, { prompt: 'second' }));
+  await hold.reached;
+  await claimer.event('turn.assistant_delta');
+  const during = op();
+  const answered = await claimer.call('session.claim', {}, { session: who.session, operation: during });
+  t.match(answered.snapshot, { turn: { assistant_text: 'early' } });
+  hold.release();
+  await claimer.event('turn.terminal');
+  const lookup = await claimer.call(
+    'operation.lookup',
+    { operation_id: during },
+    { session: who.session, control: answered.control_token as string },
+  );
+  t.match(lookup.result, { snapshot: { turn: { assistant_text: 'early' }, terminal: null } });
+});

@@ -58,13 +58,7 @@ for (const transport of TRANSPORTS) {
           saturated: false,
           frees_in_ms: 600_000,
         },
-        recovery_reserve: {
-          retained: 0,
-          bound: OPERATION_LIMITS.reserve_operations,
-          bytes: 0,
-          bytes_bound: OPERATION_LIMITS.reserve_bytes,
-          saturated: false,
-        },
+        recovery_slots: { slots: 0, retained: 0, bytes: 0, full: 0 },
         refusals: { retained: 1, bound: OPERATION_LIMITS.refusals, saturated: false },
         connections_at_share: 0,
         evidence_turns: {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { CredentialStore } from '../../../core/auth/credential-store.js';
 import type { TokenSet } from '../../../core/auth/oauth-client.js';
-import { TokenRefresher } from '../../../core/auth/token-refresher.js';
+import { CredentialExpired, TokenRefresher } from '../../../core/auth/token-refresher.js';
 import { WireError } from '../../../core/errors.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 
@@ -129,15 +129,41 @@ t.test('stored OAuth tokens are the key; the environment still wins', async (t) 
 });
 
 t.test('readiness reads the stored expiry only: refresh_failed and token_expired', async (t) => {
+  // 30 s left when the daemon starts: due for a refresh 22.5 s later, and the server refuses it.
   const expiring = oauthStore({ tokens: { ...TOKENS, expiresAt: Date.UTC(2026, 0, 1, 0, 0, 30) } });
   t.same(expiring.credentials.readiness(), { ready: true, method: 'oauth' }, 'before any refresh');
-  t.equal(await expiring.credentials.token(), 'at-1', 'a failed refresh sends the old token');
+  t.equal(await expiring.credentials.token(), 'at-1', 'fresh: no refresh');
+  expiring.clock.advance(25_000);
+  t.equal(await expiring.credentials.token(), 'at-1', 'a failed refresh sends the token while it is valid');
+  t.same(expiring.credentials.readiness(), { ready: true, method: 'oauth' }, 'which is still usable');
+  expiring.clock.advance(5_000);
+  await t.rejects(expiring.credentials.token(), CredentialExpired, 'once expired it is never sent');
   t.same(expiring.credentials.readiness(), { ready: false, method: 'oauth', reason: 'refresh_failed' });
   const noRefresh = oauthStore({ tokens: { ...TOKENS, refreshToken: null } });
   t.same(noRefresh.credentials.readiness(), { ready: true, method: 'oauth' });
   noRefresh.clock.advance(3_600_000);
   t.same(noRefresh.credentials.readiness(), { ready: false, method: 'oauth', reason: 'token_expired' });
+  await t.rejects(noRefresh.credentials.token(), CredentialExpired);
   t.same(await noRefresh.credentials.storeTokens(TOKENS), { ready: true, method: 'oauth' }, 'a new login');
+});
+
+t.test('without a refresher, stored tokens are used until they expire', async (t) => {
+  const clock = fakeClock();
+  const credentials = new CredentialStore({
+    environmentKey: null,
+    storedKey: null,
+    storedTokens: TOKENS,
+    clock,
+    persistence: {
+      write: async () => {},
+      writeTokens: async () => {},
+      remove: async () => true,
+    },
+  });
+  t.equal(await credentials.token(), 'at-1');
+  clock.advance(3_600_000);
+  await t.rejects(credentials.token(), CredentialExpired);
+  t.same(credentials.readiness(), { ready: false, method: 'oauth', reason: 'token_expired' });
 });
 
 t.test('a refresh finishing during a logout is not written back', async (t) => {

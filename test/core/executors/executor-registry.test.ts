@@ -536,3 +536,29 @@ t.test('the debug view shows states, never proofs', async (t) => {
     ],
   });
 });
+
+t.test(
+  'the right to recover an executor: one of its proofs, or holding it; nothing is refused',
+  async (t) => {
+    const { clock, registry } = registryFixture();
+    const created = registry.create('c1');
+    const id = created.executor_id;
+    t.ok(registry.proves(id, created.resume_secret), 'its secret while provisional');
+    t.ok(registry.isHeldBy(id, 'c1'), 'held by its issuing connection');
+    t.notOk(registry.isHeldBy(id, 'c2'));
+    registry.confirm('c1', created);
+    const rotated = registry.rotate('c1', { executor_id: id, executor_generation: 1 });
+    t.ok(registry.proves(id, created.resume_secret), 'the current proof');
+    t.ok(registry.proves(id, rotated.resume_secret), 'the candidate');
+    t.notOk(registry.proves(id, WRONG_SECRET), 'not a wrong secret');
+    t.notOk(registry.proves(id, 42), 'not a secret that is no string');
+    t.notOk(registry.proves('exe_unknown', created.resume_secret), 'not for another executor');
+    t.notOk(registry.proves(null, created.resume_secret));
+    t.same(registry.attachmentOf(id), { connection_id: 'c1', executor_generation: 1 }, 'nothing changed');
+    registry.connectionClosed('c1');
+    t.notOk(registry.isHeldBy(id, 'c1'), 'a detached executor is held by no one');
+    clock.advance(60_000);
+    t.notOk(registry.proves(id, rotated.resume_secret), 'an expired candidate proves nothing');
+    t.ok(registry.proves(id, created.resume_secret), 'the current proof still does');
+  },
+);

@@ -4,7 +4,11 @@ import {
   ENTRY_BYTES,
   type OperationBounds,
   OperationLedger,
+  type RecoverySlot,
+  SharedJson,
+  SplicedJson,
 } from '../../../core/operations/operation-ledger.js';
+import { SPLICE_BYTES } from '../../../core/operations/retained-json.js';
 import type { SaturationEvent } from '../../../core/saturation.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 
@@ -12,17 +16,22 @@ const LARGE = { operations: 1_000_000, bytes: 1_000_000_000 };
 const BOUNDS: OperationBounds = {
   table: LARGE,
   connection: LARGE,
-  reserve: LARGE,
-  connectionReserve: LARGE,
+  sessionSlot: LARGE,
+  executorSlot: LARGE,
   refusals: 1_000_000,
   connectionRefusals: 1_000_000,
   retentionMs: 600_000,
 };
 
-const A: Admission = { account: 'conn_a', recovery: false };
-const B: Admission = { account: 'conn_b', recovery: false };
-const A_RECOVERS: Admission = { account: 'conn_a', recovery: true };
-const B_RECOVERS: Admission = { account: 'conn_b', recovery: true };
+const SESSION_S: RecoverySlot = { kind: 'session', id: 'ses_s' };
+const A: Admission = { account: 'conn_a', slot: null };
+const B: Admission = { account: 'conn_b', slot: null };
+/** A recovery method sent by the right to session S's slot, on connection A or B. */
+const A_RECOVERS: Admission = { account: 'conn_a', slot: SESSION_S };
+const B_RECOVERS: Admission = { account: 'conn_b', slot: SESSION_S };
+/** The same by the right to another session's, or an executor's, slot. */
+const OTHER_SESSION: Admission = { account: 'conn_c', slot: { kind: 'session', id: 'ses_t' } };
+const EXECUTOR: Admission = { account: 'conn_c', slot: { kind: 'executor', id: 'exe_e' } };
 const REFUSED = { ok: false, error: { code: 'unknown_session', message: 'no such session' } } as const;
 
 function ledger(bounds: Partial<OperationBounds> = {}) {
@@ -88,8 +97,8 @@ t.test('a retained id is operation_already_known, for any method, in every store
   operations.settle('table', { ok: false, error: { code: 'internal_error', message: 'internal error' } });
   t.equal(beginCode(operations, 'table', B, 'session.claim'), 'operation_already_known', 'a settled one too');
   t.match(operations.lookup('table'), { status: 'failed', error: { code: 'internal_error' }, result: null });
-  operations.begin('reserve', 'turn.stop', 's', A_RECOVERS);
-  t.equal(beginCode(operations, 'reserve', A_RECOVERS), 'operation_already_known', 'one in the reserve');
+  operations.begin('slot', 'turn.stop', 's', A_RECOVERS);
+  t.equal(beginCode(operations, 'slot', B), 'operation_already_known', 'one in a recovery slot');
   operations.begin('refused', 'session.claim', null, A_RECOVERS);
   operations.settle('refused', REFUSED);
   t.equal(beginCode(operations, 'refused', B), 'operation_already_known', 'a retained refusal');
@@ -104,21 +113,26 @@ t.test('a retained id is operation_already_known, for any method, in every store
 });
 
 t.test(
-  'settled outcomes are retained exactly 600 s, in the table, the reserve and the refusals',
+  'settled outcomes are retained exactly 600 s, in the table, a recovery slot and the refusals',
   async (t) => {
     const { clock, operations } = ledger({ table: { operations: 1, bytes: 1_000_000 } });
     operations.begin('table', 'm', null, A);
-    operations.begin('reserve', 'turn.stop', null, A_RECOVERS);
+    operations.begin('slot', 'turn.stop', null, A_RECOVERS);
     operations.begin('refused', 'turn.stop', null, A_RECOVERS);
     clock.advance(5_000);
     operations.settle('table', { ok: true, result: {} });
-    operations.settle('reserve', { ok: true, result: {} });
+    operations.settle('slot', { ok: true, result: {} });
     operations.settle('refused', REFUSED);
+    t.match(operations.stats().recovery_slots, { slots: 1, retained: 1 });
     clock.advance(599_999);
-    for (const id of ['table', 'reserve', 'refused'])
-      t.ok(operations.lookup(id), `${id}: retained 1 ms before`);
+    for (const id of ['table', 'slot', 'refused']) t.ok(operations.lookup(id), `${id}: retained 1 ms before`);
     clock.advance(1);
-    for (const id of ['table', 'reserve', 'refused']) {
+    t.same(
+      operations.stats().recovery_slots,
+      { slots: 0, retained: 0, bytes: 0, full: 0 },
+      'the slot is gone',
+    );
+    for (const id of ['table', 'slot', 'refused']) {
       t.equal(operations.lookup(id), undefined, `${id}: gone at 600 s`);
       t.equal(beginCode(operations, id, B_RECOVERS), 'ok', `${id}: the id is fresh again`);
     }
@@ -148,7 +162,7 @@ t.test('accept records a result that stays visible until settlement', async (t) 
 });
 
 t.test(
-  'a full table refuses other mutations and never evicts; recovery methods use the reserve',
+  'a full table refuses other mutations and never evicts; recovery methods sent by right use their slot',
   async (t) => {
     const { clock, operations } = ledger({ table: { operations: 2, bytes: 1_000_000 } });
     fill(operations, 'a', 2, A);
@@ -156,9 +170,10 @@ t.test(
     t.ok(operations.lookup('a0') && operations.lookup('a1'), 'nothing was evicted');
     t.equal(operations.lookup('c'), undefined, 'nothing of the refused one is retained');
     t.equal(beginCode(operations, 'stop', B_RECOVERS, 'turn.stop'), 'ok', 'a recovery method gets through');
+    t.equal(beginCode(operations, 'stop2', B, 'turn.stop'), 'limit_exceeded', 'the same without its right');
     t.match(operations.stats(), {
       operations: { retained: 2, bound: 2, saturated: true },
-      recovery_reserve: { retained: 1 },
+      recovery_slots: { slots: 1, retained: 1, full: 0 },
     });
     clock.advance(600_000);
     t.equal(beginCode(operations, 'c', B), 'ok', 'room again once outcomes expired');
@@ -181,7 +196,7 @@ t.test('the table is bounded by bytes too, each entry charged its bookkeeping an
   fill(small, 'b', 3, A);
   t.equal(small.stats().operations.bytes, bound);
   t.equal(beginCode(small, 'b3', B), 'limit_exceeded', 'at the byte bound');
-  t.equal(beginCode(small, 'b3', B_RECOVERS, 'turn.stop'), 'ok', 'but recovery has its reserve');
+  t.equal(beginCode(small, 'b3', B_RECOVERS, 'turn.stop'), 'ok', 'but recovery by right has its slot');
 });
 
 t.test('one connection holds at most its share of the table, by count and by bytes', async (t) => {
@@ -200,7 +215,7 @@ t.test('one connection holds at most its share of the table, by count and by byt
   t.equal(
     beginCode(operations, 'a3', A_RECOVERS, 'session.claim'),
     'ok',
-    'its own recovery uses the reserve',
+    'its own recovery by right uses its slot',
   );
   t.match(operations.stats(), { connections_at_share: 1 });
 
@@ -210,45 +225,113 @@ t.test('one connection holds at most its share of the table, by count and by byt
   t.equal(beginCode(bytes, 'b0', B), 'ok');
 });
 
-t.test('the reserve is bounded, and so is each connection share of it', async (t) => {
+t.test('each session and each executor has its own slot: no one fills another one', async (t) => {
   const { operations } = ledger({
     table: { operations: 1, bytes: 1_000_000 },
-    reserve: { operations: 3, bytes: 1_000_000 },
-    connectionReserve: { operations: 2, bytes: 1_000_000 },
+    sessionSlot: { operations: 3, bytes: 1_000_000 },
+    executorSlot: { operations: 5, bytes: 1_000_000 },
   });
   fill(operations, 't', 1, A);
-  t.equal(beginCode(operations, 'a0', A_RECOVERS), 'ok');
-  t.equal(beginCode(operations, 'a1', A_RECOVERS), 'ok');
-  t.equal(beginCode(operations, 'a2', A_RECOVERS), 'limit_exceeded', 'one past the connection share');
-  t.equal(beginCode(operations, 'b0', B_RECOVERS), 'ok', 'another connection still recovers');
-  t.equal(beginCode(operations, 'b1', B_RECOVERS), 'limit_exceeded', 'one past the whole reserve');
-  try {
-    operations.begin('b1', 'turn.stop', null, B_RECOVERS);
-  } catch (error) {
-    t.equal((error as Error).message, 'too many operations are retained');
+  // A flood: the claims of a thousand sessions, each filling its own slot and one refused past it.
+  for (let session = 0; session < 1_000; session++) {
+    const flood: Admission = {
+      account: `conn_f${session % 64}`,
+      slot: { kind: 'session', id: `ses_${session}` },
+    };
+    for (let claim = 0; claim < 4; claim++)
+      beginCode(operations, `f${session}-${claim}`, flood, 'session.claim');
   }
-  t.equal(beginCode(operations, 'c0', { account: 'conn_c', recovery: false }), 'limit_exceeded');
-  t.match(operations.stats().recovery_reserve, { retained: 3, bound: 3, saturated: true });
+  t.match(operations.stats().recovery_slots, { slots: 1_000, retained: 3_000, full: 1_000 });
+  t.equal(beginCode(operations, 'a0', A_RECOVERS, 'turn.stop'), 'ok', "a session's own slot is untouched");
+  t.equal(beginCode(operations, 'a1', B_RECOVERS, 'session.claim'), 'ok', 'a claim from a new connection');
+  t.equal(beginCode(operations, 'a2', A_RECOVERS, 'session.close'), 'ok');
+  t.equal(beginCode(operations, 'a3', A_RECOVERS), 'limit_exceeded', 'one past its own slot');
+  try {
+    operations.begin('a3', 'turn.stop', null, A_RECOVERS);
+  } catch (error) {
+    t.equal((error as Error).message, 'this session or executor retains its room for recovery');
+  }
+  t.equal(beginCode(operations, 'o0', OTHER_SESSION), 'ok', "another session's slot");
+  for (let i = 0; i < 5; i++) t.equal(beginCode(operations, `e${i}`, EXECUTOR), 'ok', `executor ${i}`);
+  t.equal(beginCode(operations, 'e5', EXECUTOR), 'limit_exceeded', "past the executor's own bound");
+  t.match(operations.stats().recovery_slots, { slots: 1_003, retained: 3_009, full: 1_002 });
 });
 
-t.test('the reserve and each connection share of it are bounded by bytes too', async (t) => {
+t.test('a slot is bounded by bytes too', async (t) => {
   const entry = ENTRY_BYTES + 2 + 2;
   const { operations } = ledger({
     table: { operations: 1, bytes: 1_000_000 },
-    reserve: { operations: 100, bytes: 3 * entry },
-    connectionReserve: { operations: 100, bytes: 2 * entry },
+    sessionSlot: { operations: 100, bytes: 2 * entry },
   });
   fill(operations, 't', 1, A);
   const settle = (id: string) => operations.settle(id, { ok: true, result: {} });
   t.equal(beginCode(operations, 'a0', A_RECOVERS), 'ok');
   settle('a0');
-  t.equal(beginCode(operations, 'a1', A_RECOVERS), 'ok');
+  t.equal(beginCode(operations, 'a1', B_RECOVERS), 'ok');
   settle('a1');
-  t.equal(beginCode(operations, 'a2', A_RECOVERS), 'limit_exceeded', "past the connection's bytes");
-  t.equal(beginCode(operations, 'b0', B_RECOVERS), 'ok');
-  settle('b0');
-  t.equal(beginCode(operations, 'b1', B_RECOVERS), 'limit_exceeded', "past the reserve's bytes");
-  t.match(operations.stats().recovery_reserve, { retained: 3, bytes: 3 * entry, bytes_bound: 3 * entry });
+  t.equal(beginCode(operations, 'a2', A_RECOVERS), 'limit_exceeded', "past the slot's bytes");
+  t.match(operations.stats().recovery_slots, { slots: 1, retained: 2, bytes: 2 * entry, full: 1 });
+  t.equal(beginCode(operations, 'o0', OTHER_SESSION), 'ok', 'another slot has its own bytes');
+});
+
+t.test('a shared part counts once in each bound, however many outcomes hold it', async (t) => {
+  const { clock, operations } = ledger({
+    table: { operations: 100, bytes: 1_000_000 },
+    connection: { operations: 100, bytes: 1_000_000 },
+  });
+  const snapshot = new SharedJson(
+    JSON.stringify({ turn: null, terminal: { assistant_text: 'é'.repeat(10_000) } }),
+  );
+  t.equal(snapshot.bytes, Buffer.byteLength('{"turn":null,"terminal":{"assistant_text":""}}') + 20_000);
+  const claim = (id: string, generation: number, admission: Admission) => {
+    operations.begin(id, 'session.claim', 'ses_s', admission);
+    operations.settleSpliced(
+      id,
+      new SplicedJson(`{"grant_generation":${generation},"snapshot":`, snapshot, '}'),
+    );
+  };
+  const own = (id: string, generation: number) =>
+    ENTRY_BYTES +
+    SPLICE_BYTES +
+    id.length +
+    'ses_s'.length +
+    `{"grant_generation":${generation},"snapshot":}`.length;
+  for (let i = 1; i <= 9; i++) claim(`c${i}`, i, A);
+  t.equal(
+    operations.stats().operations.bytes,
+    snapshot.bytes + [1, 2, 3, 4, 5, 6, 7, 8, 9].reduce((sum, i) => sum + own(`c${i}`, i), 0),
+    'the snapshot once, beside what each claim holds on its own',
+  );
+  t.same(operations.lookup('c3'), {
+    operation_id: 'c3',
+    method: 'session.claim',
+    session_id: 'ses_s',
+    status: 'completed',
+    result: { grant_generation: 3, snapshot: JSON.parse(snapshot.json) },
+    error: null,
+  });
+  clock.advance(1_000);
+  claim('c10', 10, B);
+  clock.advance(599_000);
+  t.equal(
+    operations.stats().operations.bytes,
+    snapshot.bytes + own('c10', 10),
+    'still counted while one claim holds it',
+  );
+  clock.advance(1_000);
+  t.equal(operations.stats().operations.bytes, 0, 'and no more once none does');
+
+  const slots = ledger({ table: { operations: 1, bytes: 1_000_000 } }).operations;
+  fill(slots, 't', 1, A);
+  for (let i = 1; i <= 5; i++) {
+    slots.begin(`s${i}`, 'session.claim', 'ses_s', A_RECOVERS);
+    slots.settleSpliced(`s${i}`, new SplicedJson(`{"grant_generation":${i},"snapshot":`, snapshot, '}'));
+  }
+  t.equal(
+    slots.stats().recovery_slots.bytes,
+    snapshot.bytes + [1, 2, 3, 4, 5].reduce((sum, i) => sum + own(`s${i}`, i), 0),
+    'in a slot too',
+  );
 });
 
 t.test('refusals leave the table: a flood of them takes no room from real outcomes', async (t) => {
@@ -361,7 +444,7 @@ t.test('expiry stays exact over many settlements', async (t) => {
 t.test('each bound is told once when it saturates and once when it clears', async (t) => {
   const { clock, events, operations } = ledger({
     table: { operations: 4, bytes: 1_000_000 },
-    reserve: { operations: 1, bytes: 1_000_000 },
+    sessionSlot: { operations: 1, bytes: 1_000_000 },
   });
   fill(operations, 'a', 4, A);
   for (let i = 0; i < 10; i++) beginCode(operations, `x${i}`, B);
@@ -375,25 +458,27 @@ t.test('each bound is told once when it saturates and once when it clears', asyn
   beginCode(operations, 'r0', B_RECOVERS);
   beginCode(operations, 'r1', B_RECOVERS);
   beginCode(operations, 'r2', B_RECOVERS);
+  beginCode(operations, 'o0', OTHER_SESSION);
+  beginCode(operations, 'o1', OTHER_SESSION);
   t.same(
-    events.map((event) => [event.bound, event.saturated]),
-    [
-      ['operations', true],
-      ['recovery_reserve', true],
-    ],
-    'the reserve once',
+    events.slice(1),
+    [{ bound: 'recovery_slot', saturated: true, details: { kind: 'session', id: 'ses_s' } }],
+    'a full slot once, whichever slot',
   );
+  t.equal(operations.stats().recovery_slots.full, 2);
   operations.settle('r0', { ok: true, result: {} });
+  operations.settle('o0', { ok: true, result: {} });
   clock.advance(600_000);
   t.same(
     events.slice(2).map((event) => [event.bound, event.saturated]),
     [
       ['operations', false],
-      ['recovery_reserve', false],
+      ['recovery_slot', false],
     ],
     'both cleared at the expiry, with nothing asked of the ledger',
   );
   t.match(events[2], { details: { retained: 0 } });
+  t.same(operations.stats().recovery_slots, { slots: 0, retained: 0, bytes: 0, full: 0 });
 });
 
 t.test('a saturated bound clears only at three quarters of it', async (t) => {
