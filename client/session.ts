@@ -1,11 +1,12 @@
 import type { DefinedTool } from './define-tool.js';
 import { EventQueue } from './event-queue.js';
 import type { ApplicationExecutor } from './executor.js';
+import { SessionControlEnded, TurnConnectionLost } from './session-errors.js';
 import { turnsInHistory } from './turn-history.js';
+import { selection } from './turn-selection.js';
 import { operationId, typedCall } from './typed-call.js';
 import { type Envelope, type EventFrame, WireCallError, type WireClient } from './wire-client.js';
 import type {
-  ApplicationSelection,
   ClearResult,
   Descriptor,
   EvidenceResult,
@@ -20,32 +21,13 @@ import type {
   UnregisterResult,
 } from './wire-types.js';
 
+export { SessionControlEnded, TurnConnectionLost };
+
 /** A tool or skill to register: a tool's source holds `{input_schema, output_schema, timeout_ms?}`. */
 export interface ResourceSpec {
   name: string;
   description: string;
   source: ResourceSource;
-}
-
-/** The connection closed before the turn's terminal reached it; the turn itself goes on. */
-export class TurnConnectionLost extends Error {
-  override readonly name = 'TurnConnectionLost';
-  constructor() {
-    super('the connection closed before the turn ended; claim the session again to follow it');
-  }
-}
-
-/**
- * This session object no longer controls the session (it released or closed it, or another connection
- * claimed it), so the turn's later events, its terminal included, go elsewhere or to no one.
- */
-export class SessionControlEnded extends Error {
-  override readonly name = 'SessionControlEnded';
-  readonly reason: 'released' | 'closed' | 'takeover';
-  constructor(reason: 'released' | 'closed' | 'takeover') {
-    super(`control of the session ended (${reason}); claim the session again to follow its turn`);
-    this.reason = reason;
-  }
 }
 
 export type ResourceKind = 'tool' | 'skill';
@@ -402,19 +384,4 @@ function revokes(frame: EventFrame, sessionId: string, generation: number): bool
     frame.session_id === sessionId &&
     frame.payload.grant_generation === generation
   );
-}
-
-/** The `application` member selecting the whole current registry, with `executor` for its tools. */
-function selection(listing: ListResult, executor: ApplicationExecutor | undefined): ApplicationSelection {
-  const tools = listing.entries.filter((entry) => entry.kind === 'tool');
-  return {
-    expected_registry_revision: listing.registry_revision,
-    executor_id: tools.length > 0 ? (executor?.id ?? null) : null,
-    executor_generation: tools.length > 0 ? (executor?.generation ?? null) : null,
-    tool_authorizations: tools.map(({ resource_id, revision_id, revision_sha256 }) => ({
-      resource_id,
-      revision_id,
-      revision_sha256,
-    })),
-  };
 }
