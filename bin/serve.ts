@@ -25,8 +25,9 @@ import { stopped } from './stopped.js';
 /**
  * `magid serve`: takes the home's lifetime lock and the socket name's lock, listens on a private
  * name and renames it into place, prints the ready line, and on SIGTERM/SIGINT or idle drains and
- * exits 0. Only the holder of both locks ever replaces or removes the socket. Once listening it records its
- * pid and socket in `<home>/run/daemon.json`, and removes that record when it stops.
+ * exits 0. Only the holder of both locks ever replaces or removes the socket, and the socket's lock file
+ * (`<socket>.lock`) when it stops without having lost the name. Once listening it records its pid and socket
+ * in `<home>/run/daemon.json`, and removes that record when it stops.
  */
 export async function serve(settings: ServeSettings): Promise<number> {
   const daemon = daemonLog(settings.logLevel);
@@ -34,13 +35,18 @@ export async function serve(settings: ServeSettings): Promise<number> {
   process.umask(0o077);
   closeInheritedOnExec();
   const locks: LifetimeLock[] = [];
+  // The socket name's lock file is removed whenever the daemon ends without losing the name: it is made
+  // beside the socket, in a folder other homes' daemons share.
+  let socketLock: LifetimeLock | null = null;
   try {
     checkSocketPath(settings.socket);
     locks.push(lockHome(settings.home));
     prepareSocketDirectory(dirname(settings.socket));
-    locks.push(acquireLock(`${settings.socket}.lock`, 'socket_path_in_use'));
+    socketLock = acquireLock(`${settings.socket}.lock`, 'socket_path_in_use');
+    locks.push(socketLock);
     removeStalePrivateSockets(settings.socket);
   } catch (error) {
+    socketLock?.releaseAndRemove();
     for (const lock of locks) lock.release();
     if (error instanceof EndpointError) {
       process.stderr.write(`magid: ${error.message}\n`);
@@ -65,6 +71,7 @@ export async function serve(settings: ServeSettings): Promise<number> {
       onIdle: () => stop('idle', 0, true),
     });
   } catch (error) {
+    socketLock.releaseAndRemove();
     for (const lock of locks) lock.release();
     if (error instanceof ConfigError || error instanceof HistoryUnavailableError) {
       process.stderr.write(`magid: ${error.message}\n`);
@@ -81,6 +88,8 @@ export async function serve(settings: ServeSettings): Promise<number> {
       clearInterval(watch);
       await app.close();
       if (unpublish && identity) unpublishSocket(settings.socket, identity);
+      // Last of what touches the socket's name: another daemon may take the name from here on.
+      if (unpublish) socketLock.releaseAndRemove();
       try {
         removeDaemonRecord(settings.home, app.instanceId);
       } catch (error) {
@@ -101,6 +110,8 @@ export async function serve(settings: ServeSettings): Promise<number> {
   const privatePath = privateBindPath(settings.socket);
   await app.listen({ path: privatePath });
   identity = publishSocket(privatePath, settings.socket);
+  // Before the ready line: whoever reads it may signal the daemon at once.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop(signal, 0, true));
   process.stdout.write(
     `${JSON.stringify({ ready: true, socket: settings.socket, pid: process.pid, instance_id: app.instanceId })}\n`,
   );
@@ -121,6 +132,5 @@ export async function serve(settings: ServeSettings): Promise<number> {
     'listening',
   );
 
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop(signal, 0, true));
   return exited;
 }

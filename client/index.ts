@@ -59,6 +59,7 @@ export {
   type TurnOptions,
   type TurnRun,
 } from './session.js';
+export type { TurnReport } from './turn-history.js';
 export {
   connectSocket,
   type EventFrame,

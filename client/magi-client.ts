@@ -3,10 +3,11 @@ import { daemonTarget, serveSettings } from '../config/settings.js';
 import type { Clock } from '../core/clock.js';
 import { type DefinedTool, toolHandlers } from './define-tool.js';
 import { ApplicationExecutor, type ExecutorOptions, type ToolHandler } from './executor.js';
-import type { ExecutorStore, KeptTurn } from './executor-store.js';
+import type { ExecutorStore } from './executor-store.js';
 import { type LaunchedDaemon, type LaunchOptions, launchDaemon } from './launch.js';
 import { isNotListening, meansNoDaemon, NoDaemonError } from './no-daemon-error.js';
 import { Session } from './session.js';
+import { reportTurns, type TurnReport } from './turn-history.js';
 import { operationId, typedCall } from './typed-call.js';
 import { connectSocket, WireCallError, type WireClient } from './wire-client.js';
 import type { InitializeResult, PendingCall, SessionCreateResult } from './wire-types.js';
@@ -42,15 +43,22 @@ export interface ClientExecutorOptions {
   store?: ExecutorStore;
 }
 
-/** An executor resumed after a restart of the application, and the sessions claimed for its calls. */
+/** What `resumeExecutor` found: the executor resumed (or gone), the sessions claimed, the kept turns. */
 export interface ResumedExecutor {
-  executor: ApplicationExecutor;
-  /** The calls that were open when it resumed (docs/protocol.md section 6). */
+  /**
+   * The executor, resumed; null when it is gone (the daemon restarted, or it was released or expired): the
+   * store was cleared, and `startExecutor` makes a new one.
+   */
+  executor: ApplicationExecutor | null;
+  /** The calls that were open when it resumed (docs/protocol.md section 6); none when it is gone. */
   pending: readonly PendingCall[];
   /** Each session of a pending call, claimed by this client before any result was submitted. */
   sessions: ReadonlyMap<string, Session>;
-  /** The turns started with the executor that the store kept, oldest first. */
-  turns: readonly KeptTurn[];
+  /**
+   * The turns started with the executor that the store kept, oldest first, each with its terminal from its
+   * session's durable history (null while it runs), read before anything was resumed or cleared.
+   */
+  turns: readonly TurnReport[];
 }
 
 /** The events a client emits. */
@@ -163,12 +171,13 @@ export class MagiClient extends EventEmitter<ClientEvents> {
   }
 
   /**
-   * After a restart of the application: resumes the executor `options.store` kept, on this connection,
-   * in the order of docs/protocol.md section 6 (resume, rotate the secret, claim the sessions of its
-   * open calls, then submit the results it kept). A call whose handler was running when the application
-   * stopped goes to `onInterrupted` (by default it is answered with a fixed error and not run again).
-   * Null when the store keeps nothing, or the executor is gone (another daemon instance, released,
-   * expired): the store is cleared, and `startExecutor` makes a new one.
+   * After a restart of the application: reads what became of the turns `options.store` kept from their
+   * sessions' durable history, then resumes the executor it kept, on this connection, in the order of
+   * docs/protocol.md section 6 (resume, rotate the secret, claim the sessions of its open calls, then
+   * submit the results it kept). A call whose handler was running when the application stopped goes to
+   * `onInterrupted` (by default it is answered with a fixed error and not run again). When the executor is
+   * gone (another daemon instance, released, expired), the store is cleared and `executor` is null:
+   * `startExecutor` makes a new one. Null when the store keeps nothing.
    */
   async resumeExecutor(
     handlers: Handlers,
@@ -179,23 +188,26 @@ export class MagiClient extends EventEmitter<ClientEvents> {
   ): Promise<ResumedExecutor | null> {
     const record = await options.store.load();
     if (record === null) return null;
+    // Read before anything clears the store: the history is all that survives a restart of the daemon.
+    const turns = await reportTurns(this.wire, record.turns);
+    const gone = { executor: null, pending: [], sessions: new Map(), turns };
     if (record.instance_id !== this.initialized.instance_id) {
       // Executors do not survive a restart of the daemon; the secret is never shown to another one.
       await options.store.save(null);
-      return null;
+      return gone;
     }
     const resumed = await ApplicationExecutor.resume(this.wire, record, {
       ...this.#executorOptions(handlers, options),
       onInterrupted: options.onInterrupted,
     });
-    if (resumed === null) return null;
+    if (resumed === null) return gone;
     const { executor, pending } = resumed;
     const sessions = new Map<string, Session>();
     for (const sessionId of new Set(pending.map((call) => call.session_id))) {
       sessions.set(sessionId, await this.claimSession(sessionId));
     }
     await executor.deliverRecovered(pending);
-    return { executor, pending, sessions, turns: executor.turns };
+    return { executor, pending, sessions, turns };
   }
 
   close(): void {

@@ -1,10 +1,12 @@
 import type { DefinedTool } from './define-tool.js';
 import { EventQueue } from './event-queue.js';
 import type { ApplicationExecutor } from './executor.js';
+import { SessionControlEnded, TurnConnectionLost } from './session-errors.js';
+import { turnsInHistory } from './turn-history.js';
+import { selection } from './turn-selection.js';
 import { operationId, typedCall } from './typed-call.js';
 import { type Envelope, type EventFrame, WireCallError, type WireClient } from './wire-client.js';
 import type {
-  ApplicationSelection,
   ClearResult,
   Descriptor,
   EvidenceResult,
@@ -19,32 +21,13 @@ import type {
   UnregisterResult,
 } from './wire-types.js';
 
+export { SessionControlEnded, TurnConnectionLost };
+
 /** A tool or skill to register: a tool's source holds `{input_schema, output_schema, timeout_ms?}`. */
 export interface ResourceSpec {
   name: string;
   description: string;
   source: ResourceSource;
-}
-
-/** The connection closed before the turn's terminal reached it; the turn itself goes on. */
-export class TurnConnectionLost extends Error {
-  override readonly name = 'TurnConnectionLost';
-  constructor() {
-    super('the connection closed before the turn ended; claim the session again to follow it');
-  }
-}
-
-/**
- * This session object no longer controls the session (it released or closed it, or another connection
- * claimed it), so the turn's later events, its terminal included, go elsewhere or to no one.
- */
-export class SessionControlEnded extends Error {
-  override readonly name = 'SessionControlEnded';
-  readonly reason: 'released' | 'closed' | 'takeover';
-  constructor(reason: 'released' | 'closed' | 'takeover') {
-    super(`control of the session ended (${reason}); claim the session again to follow its turn`);
-    this.reason = reason;
-  }
 }
 
 export type ResourceKind = 'tool' | 'skill';
@@ -261,24 +244,28 @@ export class Session {
   }
 
   /**
-   * The terminal of `turnId`: from the claim's snapshot when the turn had already ended, or the last one
-   * this session received, else when its `turn.terminal` arrives. For a session claimed again after a drop.
+   * The terminal of `turnId`: from the claim's snapshot, the last one this session received or the
+   * session's durable history when the turn had already ended, else when its `turn.terminal` arrives. A
+   * turn the daemon does not know rejects with the daemon's WireCallError (`unknown_turn`).
    */
   terminal(turnId: string): Promise<TerminalPayload> {
     for (const ended of [this.claim.snapshot.terminal, this.#lastTerminal]) {
       if (ended?.turn_id === turnId) return Promise.resolve(ended);
     }
     return new Promise((resolve, reject) => {
-      const fail = (error: Error) => {
+      const fail = (error: unknown) => {
         stop();
         reject(error);
+      };
+      const end = (terminal: TerminalPayload) => {
+        stop();
+        resolve(terminal);
       };
       const stopClose = this.#client.onClose(() => fail(new TurnConnectionLost()));
       const stopEvents = this.#client.onEvent((frame) => {
         if (revokes(frame, this.id, this.claim.grant_generation)) fail(new SessionControlEnded('takeover'));
         if (frame.event !== 'turn.terminal' || frame.payload.turn_id !== turnId) return false;
-        stop();
-        resolve(frame.payload as unknown as TerminalPayload);
+        end(frame.payload as unknown as TerminalPayload);
         return true;
       });
       this.#followers.add(fail);
@@ -287,6 +274,10 @@ export class Session {
         stopClose();
         this.#followers.delete(fail);
       };
+      // Asked once the terminal event is awaited: a turn that ends meanwhile is in one or the other.
+      this.#recorded(turnId).then((terminal) => {
+        if (terminal !== null) end(terminal);
+      }, fail);
     });
   }
 
@@ -309,6 +300,19 @@ export class Session {
     );
     this.#controlEnded('closed');
     return closed;
+  }
+
+  /**
+   * The terminal of `turnId` in the session's durable history; null while the turn runs. A turn the
+   * history does not hold (or whose acceptance record is too large to replay) is asked of the daemon,
+   * which refuses one it does not know.
+   */
+  async #recorded(turnId: string): Promise<TerminalPayload | null> {
+    const history = await turnsInHistory(this.#client, this.id, new Set([turnId]));
+    const terminal = history.terminals.get(turnId);
+    if (terminal !== undefined) return terminal;
+    if (!history.started.has(turnId)) await this.evidence(turnId);
+    return null;
   }
 
   #controlEnded(reason: 'released' | 'closed'): void {
@@ -380,19 +384,4 @@ function revokes(frame: EventFrame, sessionId: string, generation: number): bool
     frame.session_id === sessionId &&
     frame.payload.grant_generation === generation
   );
-}
-
-/** The `application` member selecting the whole current registry, with `executor` for its tools. */
-function selection(listing: ListResult, executor: ApplicationExecutor | undefined): ApplicationSelection {
-  const tools = listing.entries.filter((entry) => entry.kind === 'tool');
-  return {
-    expected_registry_revision: listing.registry_revision,
-    executor_id: tools.length > 0 ? (executor?.id ?? null) : null,
-    executor_generation: tools.length > 0 ? (executor?.generation ?? null) : null,
-    tool_authorizations: tools.map(({ resource_id, revision_id, revision_sha256 }) => ({
-      resource_id,
-      revision_id,
-      revision_sha256,
-    })),
-  };
 }

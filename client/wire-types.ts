@@ -21,6 +21,7 @@ import type {
 import type { Result as SessionClaim } from '../routes/session.claim.js';
 import type { Result as SessionClose } from '../routes/session.close.js';
 import type { Result as SessionCreate } from '../routes/session.create.js';
+import type { Result as SessionReplay } from '../routes/session.replay.js';
 import type {
   Result as ApplicationEvidence,
   CallEvidence as CallEvidenceSchema,
@@ -50,6 +51,7 @@ export type ClaimSnapshot = SessionClaimResult['snapshot'];
 /** A claim snapshot's `turn`: the session's active turn. */
 export type ActiveTurnSnapshot = NonNullable<ClaimSnapshot['turn']>;
 export type SessionCloseResult = Static<typeof SessionClose>;
+export type ReplayResult = Static<typeof SessionReplay>;
 export type { ApplicationManifest };
 export type Resource = Static<typeof ResourcePayload>;
 export type ResourceSource = Resource['source'];

@@ -32,6 +32,9 @@ export type UnusedEntryReason =
   | 'not_examined'
   | LinkRefusal;
 
+/** What a folder without any skill is reported as instead, once for all. */
+const COLLAPSED: ReadonlySet<UnusedEntryReason> = new Set(['not_a_skill', 'no_skill']);
+
 export interface UnusedEntry {
   path: string;
   reason: UnusedEntryReason;
@@ -58,7 +61,8 @@ interface Folder {
  * says why it was not); a folder without one is searched in turn, down to `discovery_depth` levels, so a
  * cloned collection (`skills/<collection>/skills/<name>/`) is found. A symbolic link to a folder is
  * followed under the rules of skill-links.ts. Every other entry met is reported as unused with its reason;
- * a folder holding no skill at all is reported once, not entry by entry. Disabling a skill does not remove
+ * a folder holding no skill at all is reported once (`no_skill`), with the entries inside it that were
+ * not looked into (hidden ones, refused links, unreadable ones) and not file by file. Disabling a skill does not remove
  * it from the list: its name stays reserved. The `skills` folder itself is followed like the home is,
  * since it is part of the daemon's own layout.
  */
@@ -128,10 +132,12 @@ class Search {
     const skillsBefore = this.#found.skills.length;
     const unusedBefore = this.#found.unused.length;
     this.folder(child, level + 1);
-    // A folder without any skill is one unused entry, not one per entry inside it.
+    // A folder without any skill is one unused entry, not one per file or empty folder inside it; what
+    // may hold skills that were not looked at (a hidden folder, a refused link) is still named.
     if (this.#found.skills.length === skillsBefore && !this.#stopped) {
-      this.#found.unused.length = unusedBefore;
+      const inside = this.#found.unused.splice(unusedBefore);
       this.#unused(shown, 'no_skill');
+      this.#found.unused.push(...inside.filter((entry) => !COLLAPSED.has(entry.reason)));
     }
   }
 

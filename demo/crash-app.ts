@@ -63,7 +63,7 @@ if (mode === 'start') {
       },
     },
   );
-  if (resumed === null) throw new Error('nothing to resume');
+  if (resumed === null || resumed.executor === null) throw new Error('nothing to resume');
   print({ step: 'resumed', generation: resumed.executor.generation, pending: resumed.pending.length });
   const { session_id, turn_id } = resumed.turns.at(-1)!;
   const session = resumed.sessions.get(session_id) ?? (await client.claimSession(session_id));

@@ -83,7 +83,7 @@ try {
   await once(second.child, 'exit');
   const runs = readFileSync(journal, 'utf8').trim().split('\n').length;
   report.transcript('Where is my note about tea?', done.terminal);
-  report.calls(done.calls);
+  report.calls(done.calls, Number(resumed.generation));
   report.heading(`The handler ran ${runs === 1 ? 'once' : `${runs} times`}.`);
   report.outcome(done.terminal);
   ok = done.terminal.status === 'completed' && runs === 1 && done.calls[0]?.status === 'succeeded';

@@ -36,12 +36,20 @@ export function manifest(value: object | null | undefined): void {
   }
 }
 
-export function calls(evidence: readonly CallEvidence[]): void {
+/**
+ * Each call as the evidence has it: the executor generation it was dispatched to, and the one that
+ * delivered its result when that was another (after a resume).
+ */
+export function calls(evidence: readonly CallEvidence[], deliveredBy?: number): void {
   heading('Calls (turn.application_evidence)');
   if (evidence.length === 0) process.stdout.write('  none\n');
   for (const call of evidence) {
+    const delivered =
+      deliveredBy === undefined || deliveredBy === call.executor_generation
+        ? ''
+        : `, its result delivered by generation ${deliveredBy} after the resume`;
     process.stdout.write(
-      `  ${call.name.padEnd(10)} ${call.status.padEnd(10)} effects ${call.external_effects}  (executor generation ${call.executor_generation})\n`,
+      `  ${call.name.padEnd(10)} ${call.status.padEnd(10)} effects ${call.external_effects}  (dispatched to executor generation ${call.executor_generation}${delivered})\n`,
     );
   }
 }

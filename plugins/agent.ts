@@ -21,7 +21,7 @@ import {
   resourceControl,
   type SandboxUnavailableReason,
 } from '../core/sandbox/command-sandbox.js';
-import { loadInstalledSkills, skillIndex } from '../core/skills/installed-skills.js';
+import { loadInstalledSkills, SKILL_LIMITS, skillIndex } from '../core/skills/installed-skills.js';
 import { type SkillsStatus, skillsStatus } from '../core/skills/skills-status.js';
 import { WebFetcher } from '../core/web/web-fetch.js';
 import { WorkspaceTools } from '../core/workspace/workspace-tools.js';
@@ -104,6 +104,12 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
   const installed = loadInstalledSkills(discovery.skills, disabled, [state]);
   for (const { skill, reason } of installed.skipped)
     log.warn({ skill, reason }, 'an installed skill was skipped');
+  for (const { skill, characters } of installed.cut) {
+    log.warn(
+      { skill, characters },
+      `an installed skill's description is over ${SKILL_LIMITS.description_chars} characters; it was cut there`,
+    );
+  }
   for (const { path, reason } of discovery.unused)
     log.warn({ entry: path, reason }, 'an entry of the skills folder is not used');
   const homeInstructions = readHomeInstructions(home);

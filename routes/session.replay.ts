@@ -14,7 +14,7 @@ const ReplayRecord = Type.Object({
   omitted: Type.Boolean(),
 });
 
-const Result = Type.Object({
+export const Result = Type.Object({
   records: Type.Array(ReplayRecord),
   next_cursor: Type.Union([Type.String(), Type.Null()]),
 });

@@ -1,4 +1,4 @@
-import { type BigIntStats, closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs';
+import { type BigIntStats, closeSync, constants, fstatSync, lstatSync, openSync, unlinkSync } from 'node:fs';
 import { EndpointError } from './endpoint-error.js';
 import { nativeAddon } from './native.js';
 
@@ -68,8 +68,9 @@ function attemptLock(path: string): Attempt {
 /**
  * One daemon per home: an exclusive flock on a lock file, held by keeping its fd open for the life
  * of the process. The kernel drops the lock when the process dies, however it dies, so a stale lock
- * cannot exist. The lock file is never unlinked: unlinking would let a waiting opener lock an inode
- * that is no longer at the path.
+ * cannot exist. Only its holder ever unlinks the file (`releaseAndRemove`, at a clean stop), and only
+ * while it still holds it: an opener that got the inode before the unlink can lock it only after the
+ * release, and then finds that the path no longer names it and opens the path again (`acquire`).
  */
 export class LifetimeLock {
   readonly path: string;
@@ -98,6 +99,21 @@ export class LifetimeLock {
     if (this.#fd === undefined) return false;
     const current = lstatOrUndefined(this.path);
     return current !== undefined && sameFile(fstatSync(this.#fd, { bigint: true }), current);
+  }
+
+  /**
+   * Unlinks the lock file when it is still the inode this process locked, then releases the lock: for a
+   * daemon that stops cleanly and leaves nothing behind. Idempotent; a lock no longer ours is only released.
+   */
+  releaseAndRemove(): void {
+    if (this.isStillOurs()) {
+      try {
+        unlinkSync(this.path);
+      } catch {
+        // Gone already, or its folder went read-only: the file stays, which is harmless.
+      }
+    }
+    this.release();
   }
 
   /** Closes the fd, which drops the lock. Idempotent. */

@@ -22,6 +22,8 @@ export const MCP_LIMITS = {
   arguments_depth: 64,
   /** Bytes of the compact JSON a call answers with. */
   output_bytes: 16_384,
+  /** Bytes of a server's own message in a refused call's error text (one line, secrets replaced). */
+  error_message_bytes: 1_024,
   timeout_ms_default: 60_000,
   timeout_ms_min: 1_000,
   timeout_ms_max: 600_000,
@@ -51,4 +53,6 @@ export const MCP_SUPERVISION = {
   stderr_bytes: 8 * 1024,
   /** Of those, the last lines that log line carries. */
   stderr_log_lines: 20,
+  /** Bytes of the last stderr line a lost server's `status` reason carries (secrets replaced). */
+  status_line_bytes: 256,
 } as const;

@@ -7,6 +7,7 @@ import type { Clock } from '../clock.js';
 import { HttpLink } from './http-link.js';
 import type { McpServerConfig } from './mcp-types.js';
 import { errnoCode, type Loss } from './server-loss.js';
+import { ServerText } from './server-text.js';
 import { StdioLink } from './stdio-link.js';
 
 /**
@@ -36,6 +37,7 @@ export interface ListedPage {
 export class ServerConnection {
   readonly type: McpServerConfig['type'];
   readonly #link: ServerLink;
+  readonly #text: ServerText;
   readonly #client: Client;
   readonly #closed: Promise<void>;
   #hasClosed = false;
@@ -44,7 +46,9 @@ export class ServerConnection {
   /** A stdio child starts in `cwd`. */
   constructor(config: McpServerConfig, cwd: string, clock: Clock) {
     this.type = config.type;
-    this.#link = config.type === 'stdio' ? new StdioLink(config, cwd, clock) : new HttpLink(config, clock);
+    this.#text = new ServerText(config);
+    this.#link =
+      config.type === 'stdio' ? new StdioLink(config, cwd, clock, this.#text) : new HttpLink(config, clock);
     this.#client = new Client({ name: DAEMON.name, version: DAEMON.version }, { capabilities: {} });
     // A line that is not a message, a broken pipe: nothing a server does is logged, and a connection
     // that is lost shows as its close.
@@ -98,9 +102,14 @@ export class ServerConnection {
     );
   }
 
-  /** The last lines the server wrote on stderr, for the log. */
+  /** The last lines the server wrote on stderr, secrets replaced, for the log. */
   stderrLines(): string[] {
     return this.#link.stderrLines();
+  }
+
+  /** What the server wrote, fit to be shown: one line, secrets replaced, at most `maxBytes` (`ServerText.line`). */
+  shown(text: string, maxBytes: number): string {
+    return this.#text.line(text, maxBytes);
   }
 
   /** Why the start failed with `error`; `timedOut` when its deadline aborted it. */

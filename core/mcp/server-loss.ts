@@ -29,8 +29,16 @@ export function errnoCode(error: unknown): string | undefined {
   return undefined;
 }
 
-/** The one line `status` shows for a loss: the daemon's own words and fixed codes only. */
-export function lossText(loss: Loss, startTimeoutMs: number, hasStderr: boolean): string {
+/**
+ * The one line `status` shows for a loss: the daemon's own words and fixed codes, then the last line the
+ * server wrote on stderr, if any (secrets replaced and bounded by the caller).
+ */
+export function lossText(loss: Loss, startTimeoutMs: number, lastLine: string | undefined): string {
+  const said = lastLine === undefined || lastLine === '' ? '' : `; its last stderr line: ${lastLine}`;
+  return `${lossWords(loss, startTimeoutMs)}${said}`;
+}
+
+function lossWords(loss: Loss, startTimeoutMs: number): string {
   const detail = loss.detail === undefined ? '' : ` (${loss.detail})`;
   switch (loss.reason) {
     case 'spawn_failed':
@@ -42,7 +50,7 @@ export function lossText(loss: Loss, startTimeoutMs: number, hasStderr: boolean)
     case 'unreachable':
       return `it could not be reached at its URL${detail}`;
     case 'exited':
-      return hasStderr ? "it exited; its last stderr lines are in the daemon's log" : 'it exited';
+      return 'it exited';
     case 'connection_lost':
       return `the connection to it was lost${detail}`;
     case 'unresponsive':

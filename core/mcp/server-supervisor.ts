@@ -40,7 +40,8 @@ const NO_WORK_DIRECTORY = 'its private working directory could not be made';
  * starts over at the base. `failed` is terminal and only for a command that could not be spawned
  * `spawn_attempts` times in a row (a missing or non-executable command does not fix itself); a server that
  * runs but keeps exiting stays `restarting`, at most one try per `backoff_ms_max`. While `failed` or
- * `restarting`, `reason` says why in one line; a child's last stderr lines go to the log, not to `status`.
+ * `restarting`, `reason` says why in one line, with the last line a child wrote on stderr; its last lines go
+ * to the log.
  */
 export class ServerSupervisor {
   readonly name: string;
@@ -242,7 +243,12 @@ export class ServerSupervisor {
     this.#clear('restarting');
     this.#stop(connection);
     if (this.#closed) return;
-    this.#reason = lossText(loss, this.#startTimeoutMs, stderr.length > 0);
+    const lastLine = stderr.at(-1);
+    this.#reason = lossText(
+      loss,
+      this.#startTimeoutMs,
+      lastLine === undefined ? undefined : connection.shown(lastLine, MCP_SUPERVISION.status_line_bytes),
+    );
     const fields = {
       server: this.name,
       reason: loss.reason,

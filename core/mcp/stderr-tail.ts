@@ -1,26 +1,18 @@
 import { MCP_SUPERVISION } from './mcp-limits.js';
 
-/** What a secret is replaced by in the lines logged. */
-const REDACTED = '[redacted]';
-
-/** Values shorter than this are too common to be secrets and would blank out ordinary words. */
-const SECRET_MIN_CHARACTERS = 6;
-
 /**
  * The last `stderr_bytes` a child wrote to stderr, kept in memory for the log line written when it exits
- * or fails. Nothing else of what it writes is kept or shown.
+ * or fails and for its `status` reason. Nothing else of what it writes is kept or shown.
  */
 export class StderrTail {
-  readonly #secrets: string[];
+  readonly #redact: (line: string) => string;
   #chunks: Buffer[] = [];
   #bytes = 0;
   #cut = false;
 
-  /** `secrets` (the values the child was given) never appear in the lines. */
-  constructor(secrets: Iterable<string>) {
-    this.#secrets = [...new Set(secrets)]
-      .filter((secret) => secret.length >= SECRET_MIN_CHARACTERS)
-      .sort((a, b) => b.length - a.length);
+  /** `redact` replaces the secrets in each line (`ServerText.redact`). */
+  constructor(redact: (line: string) => string) {
+    this.#redact = redact;
   }
 
   append(chunk: Buffer): void {
@@ -52,11 +44,5 @@ export class StderrTail {
       .filter((line) => line.trim() !== '')
       .slice(-MCP_SUPERVISION.stderr_log_lines)
       .map((line) => this.#redact(line));
-  }
-
-  #redact(line: string): string {
-    let redacted = line;
-    for (const secret of this.#secrets) redacted = redacted.split(secret).join(REDACTED);
-    return redacted;
   }
 }

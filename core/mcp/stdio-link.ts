@@ -3,6 +3,7 @@ import { type Clock, type Deadline, deadlineAt } from '../clock.js';
 import { MCP_SUPERVISION } from './mcp-limits.js';
 import type { McpStdioServerConfig } from './mcp-types.js';
 import type { ServerLink } from './server-connection.js';
+import type { ServerText } from './server-text.js';
 import { StderrTail } from './stderr-tail.js';
 
 /** Records the child's pid as soon as it is spawned: the SDK forgets it once it closes the transport. */
@@ -26,9 +27,10 @@ export class StdioLink implements ServerLink {
   readonly #clock: Clock;
   readonly #stderr: StderrTail;
 
-  constructor(config: McpStdioServerConfig, cwd: string, clock: Clock) {
+  /** `text` redacts what the child writes on stderr. */
+  constructor(config: McpStdioServerConfig, cwd: string, clock: Clock, text: ServerText) {
     this.#clock = clock;
-    this.#stderr = new StderrTail(Object.values(config.env));
+    this.#stderr = new StderrTail(text.redact);
     this.transport = new ChildTransport({
       command: config.command,
       args: [...config.args],

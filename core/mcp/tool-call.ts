@@ -2,6 +2,7 @@ import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol
 import { type Clock, deadlineAt } from '../clock.js';
 import { callOutput } from './call-output.js';
 import { mcpCallFailure } from './mcp-call-errors.js';
+import { MCP_LIMITS } from './mcp-limits.js';
 import type { McpCallOutcome } from './mcp-types.js';
 import type { ServerConnection } from './server-connection.js';
 
@@ -47,7 +48,7 @@ export function runToolCall({
     signal.addEventListener('abort', onAbort, { once: true });
     connection.callTool(tool, args, request.signal).then(
       (result) => settle(outcomeOf(result), false),
-      (error: unknown) => settle(mcpCallFailure(failureOf(connection, error)), false),
+      (error: unknown) => settle(failureOf(connection, error), false),
     );
   });
 }
@@ -59,8 +60,25 @@ function outcomeOf(result: unknown): McpCallOutcome {
 }
 
 /** A JSON-RPC error the server answered with is its refusal; anything else means the connection broke. */
-function failureOf(connection: ServerConnection, error: unknown): 'server_failed' | 'tool_failed' {
-  if (connection.hasClosed) return 'server_failed';
-  if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) return 'tool_failed';
-  return 'server_failed';
+function failureOf(connection: ServerConnection, error: unknown): McpCallOutcome {
+  if (connection.hasClosed) return mcpCallFailure('server_failed');
+  if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed)
+    return refusal(connection, error);
+  return mcpCallFailure('server_failed');
+}
+
+/**
+ * The server's refusal as the model reads it: the fixed text, the JSON-RPC error code and the server's own
+ * message (secrets replaced, one line, bounded), so that the model can tell why.
+ */
+function refusal(connection: ServerConnection, error: McpError): McpCallOutcome {
+  const failure = mcpCallFailure('tool_failed');
+  if (!Number.isSafeInteger(error.code)) return failure;
+  // The SDK's message is `MCP error <code>: <the server's message>`, and a server built on the SDK that
+  // throws an McpError sends its message with the same prefix.
+  const prefix = `MCP error ${error.code}: `;
+  let said = error.message;
+  while (said.startsWith(prefix)) said = said.slice(prefix.length);
+  const shown = connection.shown(said, MCP_LIMITS.error_message_bytes);
+  return { ...failure, message: `${failure.message} (${error.code})${shown === '' ? '' : `: ${shown}`}` };
 }

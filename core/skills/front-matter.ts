@@ -9,7 +9,10 @@ import { scalarCount } from '../resources/unicode.js';
 import type { SkillSkipReason } from './installed-skill.js';
 import { SKILL_LIMITS } from './skill-limits.js';
 
-export type ParsedSkill = { description: string; body: string } | { refused: SkillSkipReason };
+/** `descriptionChars`: present when the description was cut, its length before (in characters). */
+export type ParsedSkill =
+  | { description: string; body: string; descriptionChars?: number }
+  | { refused: SkillSkipReason };
 
 const DELIMITER = '---';
 const OPENING = /^---\r?\n/;
@@ -32,8 +35,8 @@ const TO_JS_OPTIONS: ToJSOptions = { maxAliasCount: 16, mapAsMap: true };
 /**
  * Splits a SKILL.md (byte-order mark already dropped) into its front matter and body and checks the front
  * matter: a YAML mapping between a first line `---` and the next line that is exactly `---`, with a
- * non-empty string `description` of at most `description_chars` characters after trimming and, if
- * present, a string `name` equal to the directory name. Other keys are ignored.
+ * non-empty string `description` and, if present, a string `name` equal to the directory name. Other keys
+ * are ignored. A description longer than `description_chars` characters after trimming is cut there.
  */
 export function parseSkillFile(text: string, directoryName: string): ParsedSkill {
   const opening = OPENING.exec(text);
@@ -52,10 +55,11 @@ export function parseSkillFile(text: string, directoryName: string): ParsedSkill
   if (name !== undefined && name !== directoryName) return { refused: 'name_mismatch' };
   const trimmed = description?.trim() ?? '';
   if (trimmed === '') return { refused: 'no_description' };
-  if (scalarCount(trimmed) > SKILL_LIMITS.description_chars) {
-    return { refused: 'description_too_long' };
-  }
-  return { description: trimmed, body: split.body.replace(LEADING_BLANK_LINES, '') };
+  const body = split.body.replace(LEADING_BLANK_LINES, '');
+  const characters = scalarCount(trimmed);
+  if (characters <= SKILL_LIMITS.description_chars) return { description: trimmed, body };
+  const cut = [...trimmed].slice(0, SKILL_LIMITS.description_chars).join('').trimEnd();
+  return { description: cut, body, descriptionChars: characters };
 }
 
 /** The YAML before the first line after `start` that is exactly `---` (CRLF accepted), and what follows. */

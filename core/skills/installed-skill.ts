@@ -10,7 +10,7 @@ export interface SkillFileEntry {
 export interface InstalledSkill {
   /** The folder's name, exactly as discovered. */
   name: string;
-  /** The front matter's description, trimmed. */
+  /** The front matter's description, trimmed, cut to `description_chars` characters. */
   description: string;
   /** What follows the front matter, leading blank lines dropped. */
   body: string;
@@ -42,7 +42,6 @@ export type SkillSkipReason =
   | 'malformed_front_matter'
   | 'name_mismatch'
   | 'no_description'
-  | 'description_too_long'
   | 'invalid_name'
   | 'ambiguous_name'
   | 'total_too_large';
@@ -52,4 +51,6 @@ export interface InstalledSkills {
   skills: InstalledSkill[];
   /** In name order, by the skill's path beneath `skills/`; a disabled skill is not listed. */
   skipped: Array<{ skill: string; reason: SkillSkipReason }>;
+  /** The loaded skills whose description was cut, by path, with its length before in characters. */
+  cut: Array<{ skill: string; characters: number }>;
 }

@@ -34,7 +34,7 @@ export function loadInstalledSkills(
   const skillsPerFold = new Map<string, number>();
   for (const { name } of candidates) skillsPerFold.set(fold(name), (skillsPerFold.get(fold(name)) ?? 0) + 1);
 
-  const result: InstalledSkills = { skills: [], skipped: [] };
+  const result: InstalledSkills = { skills: [], skipped: [], cut: [] };
   let totalBytes = 0;
   let full = false;
   for (const candidate of candidates) {
@@ -80,6 +80,9 @@ export function loadInstalledSkills(
       filesTruncated: read.filesTruncated,
     };
     result.skills.push(skill);
+    if (parsed.descriptionChars !== undefined) {
+      result.cut.push({ skill: candidate.path, characters: parsed.descriptionChars });
+    }
   }
   return result;
 }

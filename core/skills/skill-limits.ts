@@ -13,7 +13,10 @@ export const SKILL_LIMITS = {
    * bounds memory, not the system message); skills past it, in name order, are skipped.
    */
   retained_bytes: 16 * MiB,
-  /** Characters (Unicode scalar values) of one description after trimming, as the Agent Skills spec says. */
+  /**
+   * Characters (Unicode scalar values) of one description after trimming, as the Agent Skills spec says;
+   * a longer one is cut there.
+   */
   description_chars: 1_024,
   /** The index the system message carries; skills that do not fit are left out of it. */
   index_bytes: 16 * KiB,

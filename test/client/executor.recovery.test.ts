@@ -4,6 +4,7 @@ import type { InterruptedDecision, ToolHandler } from '../../client/executor.js'
 import { ToolFailure } from '../../client/executor.js';
 import type { ExecutorRecord, ExecutorStore } from '../../client/executor-store.js';
 import { MagiClient } from '../../client/magi-client.js';
+import type { TerminalPayload } from '../../client/wire-types.js';
 import { FIFTEEN_MINUTES, until } from '../routes/session.resources.fixture.js';
 import { type LookupSession, lookupSession } from './lookup-session.js';
 
@@ -91,7 +92,7 @@ async function restart(
     retryDelayMs: 1,
     ...(onInterrupted ? { onInterrupted } : {}),
   });
-  if (resumed !== null) t.teardown(() => resumed.executor.close());
+  if (resumed?.executor) t.teardown(() => resumed.executor?.close());
   return { client, resumed };
 }
 
@@ -165,12 +166,16 @@ t.test(
       },
     });
     t.ok(resumed, 'the executor resumed');
-    t.equal(resumed!.executor.generation, 2, 'at a new generation');
+    t.equal(resumed!.executor!.generation, 2, 'at a new generation');
     t.match(resumed!.pending, [
       { session_id: crashed.session.id, turn_id: crashed.turnId, status: 'pending' },
     ]);
     t.same([...resumed!.sessions.keys()], [crashed.session.id], 'its session claimed');
-    t.same(resumed!.turns, [{ session_id: crashed.session.id, turn_id: crashed.turnId }]);
+    t.same(
+      resumed!.turns,
+      [{ session_id: crashed.session.id, turn_id: crashed.turnId, terminal: null }],
+      'its turn, still running',
+    );
     const { terminal, evidence } = await terminalAndEvidence(crashed, resumed!);
     t.equal(terminal.status, 'completed');
     t.match(evidence.calls, [{ status: 'succeeded', external_effects: 'reported' }]);
@@ -238,11 +243,16 @@ t.test('onInterrupted decides an interrupted call: a kept value, a failure, or a
 });
 
 t.test(
-  'a kept executor of another daemon instance is never shown to this one: nothing resumes, the store is cleared',
+  'a kept executor of another daemon instance is never shown to this one: its turns are reported from the history, the store is cleared',
   async (t) => {
     const crashed = await crashDuring(t, 'handler');
+    const ended = await stopTurn(t, crashed);
     crashed.kept.record = { ...crashed.kept.record!, instance_id: 'inst_another' };
     const sent: string[] = [];
+    const cleared: Array<{ sent: string[] }> = [];
+    crashed.kept.onSave = (record) => {
+      if (record === null) cleared.push({ sent: [...sent] });
+    };
     const client = await MagiClient.over(async () => {
       const wire = await crashed.daemon.open('socket');
       const send = wire.send.bind(wire);
@@ -253,25 +263,45 @@ t.test(
       return wire;
     });
     t.teardown(() => client.close());
-    t.equal(await client.resumeExecutor({}, { store: crashed.kept }), null);
+    const resumed = await client.resumeExecutor({}, { store: crashed.kept });
+    t.same(resumed, {
+      executor: null,
+      pending: [],
+      sessions: new Map(),
+      turns: [{ session_id: crashed.session.id, turn_id: crashed.turnId, terminal: ended }],
+    });
     t.equal(crashed.kept.record, null);
     t.notOk(sent.includes('executor.resume'), 'no resume was tried');
+    t.ok(cleared[0]?.sent.includes('session.replay'), 'the history was read before the store was cleared');
+
+    // The recovery loop of docs/client.md, as written there.
+    const store = crashed.kept;
+    const handlers = { lookup: () => ({}) };
+    const reported: Array<[string, string]> = [];
+    const executor = resumed?.executor ?? (await client.startExecutor(handlers, { store }));
+    t.teardown(() => executor.close());
+    for (const { session_id, turn_id, terminal } of resumed?.turns ?? []) {
+      const session = resumed!.sessions.get(session_id) ?? (await client.claimSession(session_id));
+      reported.push([turn_id, (terminal ?? (await session.terminal(turn_id))).status]);
+    }
+    t.same(reported, [[crashed.turnId, 'cancelled']]);
+    t.equal(store.record?.executor_id, executor.id, 'the new executor is kept');
   },
 );
 
 t.test(
-  'an executor that expired while the application was down does not resume; the store is cleared',
+  'an executor that expired while the application was down does not resume; its turns are reported, the store is cleared',
   async (t) => {
     const crashed = await crashDuring(t, 'handler');
     // The active turn pins its executor: once it is stopped, the 15 minutes of a detached executor run.
-    const other = await MagiClient.over(() => crashed.daemon.open('socket'));
-    t.teardown(() => other.close());
-    const session = await other.claimSession(crashed.session.id);
-    await session.stopTurn(crashed.turnId);
-    t.equal((await session.terminal(crashed.turnId)).status, 'cancelled');
+    const ended = await stopTurn(t, crashed);
     crashed.daemon.clock.advance(FIFTEEN_MINUTES);
     const { resumed } = await restart(t, crashed, {});
-    t.equal(resumed, null);
+    t.match(resumed, {
+      executor: null,
+      pending: [],
+      turns: [{ session_id: crashed.session.id, turn_id: crashed.turnId, terminal: ended }],
+    });
     t.equal(crashed.kept.record, null);
   },
 );
@@ -281,6 +311,18 @@ t.test('an empty store resumes nothing', async (t) => {
   t.teardown(() => client.close());
   t.equal(await client.resumeExecutor({}, { store: new MemoryStore() }), null);
 });
+
+/** Stops the crashed application's turn from another client; its `cancelled` terminal. */
+async function stopTurn(t: Test, crashed: Crashed): Promise<TerminalPayload> {
+  const other = await MagiClient.over(() => crashed.daemon.open('socket'));
+  t.teardown(() => other.close());
+  const session = await other.claimSession(crashed.session.id);
+  await session.stopTurn(crashed.turnId);
+  const terminal = await session.terminal(crashed.turnId);
+  t.equal(terminal.status, 'cancelled');
+  await session.release();
+  return terminal;
+}
 
 /** The tool message the model got for the call, from the continuation request. */
 async function lastToolMessage(crashed: Crashed): Promise<unknown> {

@@ -279,3 +279,34 @@ t.test('a release or a takeover ends the run; the turn goes on for the next cont
   });
   hold.release();
 });
+
+t.test(
+  'terminal of an earlier turn, or of one whose snapshot expired, comes from the history; of an id the daemon does not know it rejects with unknown_turn',
+  async (t) => {
+    const { daemon, provider } = await turnDaemon(t);
+    const client = await MagiClient.over(() => daemon.open('socket'));
+    const session = await client.createSession(daemon.workspace, 'Test session');
+    provider.reply(['first']);
+    const first = await session.run('one');
+    provider.reply(['second']);
+    const second = await session.run('two');
+    t.same(await session.terminal(first.accepted.turn_id), first.terminal, 'an earlier turn of this session');
+
+    daemon.clock.advance(601_000);
+    const later = await MagiClient.over(() => daemon.open('socket'));
+    const claimed = await later.claimSession(session.id);
+    t.same(claimed.claim.snapshot, { turn: null, terminal: null }, 'the snapshot no longer holds it');
+    t.same(await claimed.terminal(second.accepted.turn_id), second.terminal, 'the same terminal as live');
+
+    for (const turnId of ['turn_madeup', first.accepted.turn_id.slice(0, -1)]) {
+      await t.rejects(claimed.terminal(turnId), {
+        name: 'WireCallError',
+        method: 'turn.application_evidence',
+        code: 'unknown_turn',
+      });
+    }
+    provider.reply(['third']);
+    const third = await claimed.run('three');
+    t.equal(third.terminal.status, 'completed', 'the session goes on after the refusals');
+  },
+);

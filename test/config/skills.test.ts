@@ -89,6 +89,38 @@ t.test('a cloned collection is searched down to three levels beneath skills/', a
 });
 
 t.test(
+  'a linked clone whose skills are all in hidden folders is one no_skill entry and names each hidden folder',
+  async (t) => {
+    // The layout of a clone of openai/skills: its skills four levels down, in hidden folders.
+    const home = t.testdir({
+      skills: {},
+      clone: {
+        '.git': { HEAD: 'x' },
+        '.github': { workflows: { 'ci.yml': 'x' } },
+        'README.md': 'x',
+        scripts: { 'sync.py': 'x' },
+        skills: {
+          '.curated': { 'gh-fix-ci': { 'SKILL.md': 'x' }, notion: { 'SKILL.md': 'x' } },
+          '.experimental': { 'create-plan': { 'SKILL.md': 'x' } },
+          '.system': { 'skill-creator': { 'SKILL.md': 'x' } },
+        },
+      },
+    });
+    symlinkSync(join(home, 'clone'), join(home, 'skills', 'openai'));
+    const discovery = discoverSkills(home);
+    t.same(paths(discovery), []);
+    t.same(discovery.unused, [
+      { path: 'openai', reason: 'no_skill' },
+      { path: 'openai/.git', reason: 'hidden' },
+      { path: 'openai/.github', reason: 'hidden' },
+      { path: 'openai/skills/.curated', reason: 'hidden' },
+      { path: 'openai/skills/.experimental', reason: 'hidden' },
+      { path: 'openai/skills/.system', reason: 'hidden' },
+    ]);
+  },
+);
+
+t.test(
   'a symlinked skill folder or collection is followed; its reads start at the real folder',
   async (t) => {
     const home = t.testdir({

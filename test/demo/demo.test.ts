@@ -54,7 +54,7 @@ t.test(
     const run = await runDemo();
     t.equal(run.code, 0, 'exit status 0');
     t.match(run.stdout, /Turn completed\./);
-    t.match(run.stdout, /find_note\s+succeeded\s+effects reported/);
+    t.match(run.stdout, /find_note\s+succeeded\s+effects reported\s+\(dispatched to executor generation 1\)/);
     t.match(run.stdout, /magi\s+Your note about tea is notes\/tea\.md\./, 'the transcript');
     t.match(run.stdout, /tool\s+find_note\s+revision [0-9a-f]{12}/, 'the manifest');
     t.match(run.stdout, /executor ran find_note \{"query":"tea"\}/, 'progress while it runs');
@@ -91,7 +91,10 @@ t.test(
     t.equal(run.code, 0, 'exit status 0');
     t.match(run.stdout, /application killed with SIGKILL while its handler ran/);
     t.match(run.stdout, /executor resumed at generation 2/);
-    t.match(run.stdout, /find_note\s+succeeded\s+effects reported/);
+    t.match(
+      run.stdout,
+      /find_note\s+succeeded\s+effects reported\s+\(dispatched to executor generation 1, its result delivered by generation 2 after the resume\)/,
+    );
     t.match(run.stdout, /magi\s+Your note about tea is notes\/tea\.md\./);
     t.match(run.stdout, /The handler ran once\./);
     t.match(run.stdout, /Turn completed\./);

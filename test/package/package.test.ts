@@ -11,7 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { basename, delimiter, join } from 'node:path';
 import t from 'tap';
 import { MagidProcess, shortTempDir } from '../process/spawn-daemon.js';
 import {
@@ -50,11 +50,20 @@ async function loadAddon(): Promise<unknown> {
   );
 }
 
-const tarball = await packProject(work);
+const packed = await packProject(work);
+const { tarball } = packed;
 const listing = (await runIn(work, 'tar', ['-tzf', tarball])).stdout
   .split('\n')
   .filter((line) => line !== '')
   .map((line) => line.replace(/^package\//, ''));
+
+t.test('npm pack --json prints JSON alone and leaves a dist/ already there in place', async (t) => {
+  const report = JSON.parse(packed.stdout) as Array<{ name: string; filename: string; files: unknown[] }>;
+  t.match(report, [{ name: 'magi-daemon', filename: basename(tarball) }], 'standard output is the report');
+  t.equal(packed.dist.inodeAfter, packed.dist.inodeBefore, 'the same dist/ folder');
+  t.ok(packed.dist.strayKept, 'a file of its own is still in it');
+  t.notOk(listing.includes('dist/.DS_Store'), 'and is not packed');
+});
 
 t.test('the tarball holds what a user runs and reads, and nothing of tests or benches', async (t) => {
   for (const file of [

@@ -6,6 +6,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -107,24 +108,43 @@ export async function runExpectingFailure(
   }
 }
 
+/** What packing printed and did to the copy's `dist/`. */
+export interface Packed {
+  tarball: string;
+  /** `npm pack --json`'s standard output, untouched. */
+  stdout: string;
+  /** The copy's `dist/` before packing and after: its inode, and whether a stray file in it is still there. */
+  dist: { inodeBefore: number; inodeAfter: number; strayKept: boolean };
+}
+
 /**
- * Packs the project as `npm pack` does for a publish, in a copy of the checkout (so that building the
+ * Packs the project as `npm pack --json` does for a publish, in a copy of the checkout (so that building the
  * prebuilt and `dist/` does not touch the checkout other tests load the addon from), with the checkout's
- * node_modules linked in. Returns the tarball's path.
+ * node_modules linked in. The copy has a `dist/` beforehand, as a developer's checkout does, holding a
+ * stray file npm never packs.
  */
-export async function packProject(workDir: string): Promise<string> {
+export async function packProject(workDir: string): Promise<Packed> {
   const source = join(workDir, 'source');
   cpSync(PROJECT_ROOT, source, {
     recursive: true,
     filter: (path) => !NOT_SOURCE.has(relative(PROJECT_ROOT, path).split(sep).join('/')),
   });
   symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(source, 'node_modules'));
+  const dist = join(source, 'dist');
+  const stray = join(dist, '.DS_Store');
+  mkdirSync(dist);
+  writeFileSync(stray, '');
+  const inodeBefore = statSync(dist).ino;
   const packed = join(workDir, 'packed');
   mkdirSync(packed);
-  await runIn(source, 'npm', ['pack', '--pack-destination', packed]);
+  const { stdout } = await runIn(source, 'npm', ['pack', '--json', '--pack-destination', packed]);
   const [tarball] = readdirSync(packed).filter((name) => name.endsWith('.tgz'));
   if (tarball === undefined) throw new Error('npm pack wrote no tarball');
-  return join(packed, tarball);
+  return {
+    tarball: join(packed, tarball),
+    stdout,
+    dist: { inodeBefore, inodeAfter: statSync(dist).ino, strayKept: existsSync(stray) },
+  };
 }
 
 /**

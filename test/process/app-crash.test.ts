@@ -109,3 +109,49 @@ for (const moment of ['handler', 'outcome_kept'] as const) {
     },
   );
 }
+
+t.test(
+  'after the daemon itself restarted, the application learns from the history that its turn was interrupted, and starts a new executor',
+  async (t) => {
+    const root = shortTempDir(t);
+    const home = join(root, 'home');
+    const socket = join(root, 'd.sock');
+    const workspace = join(root, 'ws');
+    mkdirSync(workspace);
+    const store = join(root, 'app', 'executor.json');
+    const effects = join(root, 'effects.jsonl');
+    const provider = await ScriptedProvider.start(t);
+    provider.replyToolCalls([{ id: 'c1', name: 'note', arguments: '{"text":"tea"}' }]);
+    const serve = {
+      socket,
+      home,
+      args: ['--provider-base-url', provider.baseUrl, '--model', 'scripted-model'],
+    };
+    const daemon = await startDaemon(t, serve);
+    const args = [socket, home, workspace, store, effects];
+
+    const first = app(t, ['start', ...args, 'handler']);
+    const started = await first.step('turn_started');
+    await first.step('handler_running');
+    first.child.kill('SIGKILL');
+    daemon.magid.child.kill('SIGKILL');
+    await Promise.all([once(first.child, 'exit'), daemon.magid.exited]);
+    const restarted = await startDaemon(t, serve);
+    t.not(restarted.ready.instance_id, daemon.ready.instance_id, 'another instance of the daemon');
+
+    const second = app(t, ['restart', ...args]);
+    const gone = await second.step('executor_gone');
+    await once(second.child, 'exit');
+    t.equal(second.child.exitCode, 0);
+    const interrupted = {
+      turn_id: started.turn_id,
+      status: 'failed',
+      error: { code: 'interrupted', message: 'the daemon stopped while the turn was active' },
+    };
+    t.match(gone, {
+      turns: [{ turn_id: started.turn_id, reported: interrupted, read: interrupted }],
+      kept_executor: true,
+    });
+    t.notOk(existsSync(store), 'the new executor, released, is no longer kept');
+  },
+);

@@ -1,5 +1,5 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import t, { type Test } from 'tap';
 import { MagiClient } from '../../client/index.js';
 import { daemonRecordPath } from '../../config/daemon-record.js';
@@ -143,3 +143,37 @@ t.test('a daemon of another home at the socket asked for is refused, and never s
     'a socket alone names whichever daemon is there',
   );
 });
+
+t.test(
+  'a clean stop leaves nothing in $XDG_RUNTIME_DIR/magi; a killed daemon leaves its lock file, which the next one takes',
+  async (t) => {
+    const root = shortTempDir(t);
+    const runtime = join(root, 'xdg');
+    const env = { XDG_RUNTIME_DIR: runtime };
+    const home = join(root, 'home');
+    const folder = join(runtime, 'magi');
+    const socket = join(folder, `magid-${homeId(home)}.sock`);
+
+    const first = await startDaemon(t, { socket: null, home, env });
+    t.equal(first.ready.socket, socket);
+    t.same(readdirSync(folder).sort(), [basename(socket), `${basename(socket)}.lock`], 'while it serves');
+    first.magid.child.kill('SIGTERM');
+    t.strictSame(await first.magid.waitExit(), { code: 0, signal: null });
+    t.same(readdirSync(folder), [], 'a clean stop removes the socket and its lock file');
+
+    const killed = await startDaemon(t, { socket: null, home, env });
+    killed.magid.child.kill('SIGKILL');
+    await killed.magid.waitExit();
+    t.ok(
+      existsSync(`${socket}.lock`),
+      'SIGKILL leaves the lock file (the lock itself died with the process)',
+    );
+
+    const next = await startDaemon(t, { socket: null, home, env });
+    t.equal(next.ready.socket, socket, 'the next daemon takes the name');
+    const stop = runMagid(t, ['stop', '--home', home], env);
+    t.strictSame(await stop.waitExit(), { code: 0, signal: null });
+    await next.magid.waitExit();
+    t.same(readdirSync(folder), [], 'and leaves nothing when it stops');
+  },
+);

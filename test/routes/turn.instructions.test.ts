@@ -221,3 +221,51 @@ t.test('load_skill gives the model a skill’s text; an unknown name is an error
   t.match(JSON.parse(tools[1].content), { error: { code: 'unknown_skill' } });
   t.notMatch(tools[1].content, 'secret-body');
 });
+
+t.test(
+  "a skill's description over 1,024 characters is cut there, with a warning, and the skill is offered",
+  async (t) => {
+    const root = mkdtempSync(join(tmpdir(), 'magid-instructions-'));
+    t.teardown(() => rmSync(root, { recursive: true, force: true }));
+    const home = join(root, 'home');
+    const description = `Build apps with the Claude API. ${'Use tools and streaming. '.repeat(50)}`.slice(
+      0,
+      1_068,
+    );
+    mkdirSync(join(home, 'skills', 'claude-api'), { recursive: true });
+    writeFileSync(
+      join(home, 'skills', 'claude-api', 'SKILL.md'),
+      `---\nname: claude-api\ndescription: ${JSON.stringify(description)}\n---\nRead the docs first.\n`,
+    );
+    const provider = await ScriptedProvider.start(t);
+    const logs: Array<Record<string, unknown>> = [];
+    const daemon = await startDaemon(t, {
+      home,
+      provider: { baseUrl: provider.baseUrl, model: 'scripted-model', apiKey: null },
+      logger: pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line)) }),
+    });
+    const who = await controller(daemon, 'in-process');
+    provider.reply(['ok']);
+    resultOf(await startTurn(who, { prompt: 'go' }));
+    await who.client.event('turn.terminal');
+    const kept = description.slice(0, 1_024).trimEnd();
+    t.equal(
+      systemOf(provider.requests[0]!.body),
+      `Installed skills (load one with load_skill before following it):\n- claude-api: ${kept}`,
+    );
+    t.match(
+      logs.filter((entry) => String(entry.msg).startsWith("an installed skill's description")),
+      [
+        {
+          skill: 'claude-api',
+          characters: 1_068,
+          msg: "an installed skill's description is over 1024 characters; it was cut there",
+        },
+      ],
+    );
+    t.notOk(
+      logs.some((entry) => entry.msg === 'an installed skill was skipped'),
+      'not skipped',
+    );
+  },
+);

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import type { WireClient } from '../../client/wire-client.js';
 import { hashedName } from '../../core/mcp/tool-names.js';
 import { hashedId } from '../../core/turns/call-dispatcher.js';
-import { LONG_TOOL_NAME } from '../fixtures/mcp-server-constants.js';
+import { LONG_TOOL_NAME, UNREACHABLE_MESSAGE } from '../fixtures/mcp-server-constants.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { fixtureServerConfig } from '../helpers/mcp-fixture-server.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
@@ -33,14 +33,22 @@ async function waitFor(check: () => Promise<boolean>, what: string): Promise<voi
   }
 }
 
-/** A daemon with MCP servers `fix` (the fixture's normal tools) and, when asked, `mute` (never answers). */
-async function scene(t: Test, withMute = false): Promise<Scene> {
+/**
+ * A daemon with MCP servers `fix` (the fixture's normal tools) and, when asked, `mute` (never answers);
+ * `fix` runs in `mode` with `env`.
+ */
+async function scene(
+  t: Test,
+  withMute = false,
+  mode = 'normal',
+  env: Record<string, string> = {},
+): Promise<Scene> {
   const provider = await ScriptedProvider.start(t);
   const daemon = await startDaemon(t, {
     provider: { baseUrl: provider.baseUrl, model: 'scripted-model', apiKey: null },
     config: {
       mcp_servers: {
-        fix: fixtureServerConfig('normal'),
+        fix: fixtureServerConfig(mode, { env }),
         ...(withMute ? { mute: fixtureServerConfig('silent') } : {}),
       },
     },
@@ -155,6 +163,30 @@ t.test(
     resultOf(await startTurn(who, { prompt: 'Back?' }));
     await who.client.event('turn.terminal');
     t.ok(toolNames(provider.requests[3]!.body).includes('mcp_fix_echo'), 'the server came back');
+  },
+);
+
+t.test(
+  "a server's JSON-RPC error reaches the model as the call's error text, its configured secret replaced",
+  async (t) => {
+    const secret = 'ntn_turn_secret_51c0a';
+    const { provider, who } = await scene(t, false, 'unreachable', { FIXTURE_SECRET: secret });
+    provider.replyToolCalls([{ id: 'n1', name: 'mcp_fix_echo', arguments: '{"text":"find it"}' }]);
+    provider.reply(['Notion is unreachable.']);
+    resultOf(await startTurn(who, { prompt: 'Search my notes.' }));
+    t.match((await who.client.event('turn.terminal')).payload, { status: 'completed' });
+    t.same(JSON.parse(toolMessages(provider.requests[1]!.body)[0]!.content), {
+      error: {
+        code: 'tool_failed',
+        message: `the MCP server refused the call (-32603): ${UNREACHABLE_MESSAGE} (token [redacted]) at fetch (node:internal/deps/undici)`,
+      },
+    });
+    t.notMatch(provider.requests[1]!.text, secret, 'never the secret');
+    const history = await records(who.client, who.session);
+    t.match(history.find((record) => record.kind === 'turn.call_result')?.data, {
+      outcome: { status: 'error', code: 'tool_failed', message: /ENOTFOUND api\.notion\.com/ },
+    });
+    t.notMatch(JSON.stringify(history), secret);
   },
 );
 

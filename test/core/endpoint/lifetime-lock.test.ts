@@ -132,6 +132,29 @@ t.test('isStillOurs turns false once the lock file is replaced', async (t) => {
   t.notOk(lock.isStillOurs());
 });
 
+t.test('releaseAndRemove unlinks its own lock file while it holds it, then releases', async (t) => {
+  const path = freshLockPath();
+  const lock = LifetimeLock.acquire(path);
+  // An opener that got the inode before the removal: the lock is still held, so it cannot take it.
+  const early = lockingChild(t, path);
+  t.equal(await firstLine(early), 'held');
+  lock.releaseAndRemove();
+  t.throws(() => lstatSync(path), { code: 'ENOENT' }, 'the file is gone');
+  t.notOk(lock.isStillOurs());
+  lock.releaseAndRemove();
+  const next = acquireForTest(t, path);
+  t.ok(next.isStillOurs(), 'the next daemon makes and locks a new file');
+});
+
+t.test('releaseAndRemove of a lock whose file was replaced leaves the new file alone', async (t) => {
+  const path = freshLockPath();
+  const lock = LifetimeLock.acquire(path);
+  unlinkSync(path);
+  const intruder = acquireForTest(t, path);
+  lock.releaseAndRemove();
+  t.ok(intruder.isStillOurs(), "the other daemon's file is still there, still locked");
+});
+
 t.test('a lock file that is a symlink or owned by another user is refused', async (t) => {
   t.equal(process.getuid?.(), 0, 'this test must run as root to chown the lock file');
   const target = freshLockPath();

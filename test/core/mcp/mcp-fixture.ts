@@ -25,7 +25,8 @@ export type FixtureMode =
   | 'refuse'
   | 'stubborn'
   | 'noisy'
-  | 'complain';
+  | 'complain'
+  | 'unreachable';
 
 export interface Warning {
   fields: Record<string, unknown>;

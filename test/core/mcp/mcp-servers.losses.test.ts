@@ -107,7 +107,7 @@ t.test('a server that refuses to list its tools is restarted', async (t) => {
 });
 
 t.test(
-  'a server that exits says why in the log (its last stderr lines, secrets replaced) and in status',
+  'a server that exits says why in the log (its last stderr lines, secrets replaced) and in status (its last line)',
   async (t) => {
     const secret = 'fixture-token-7c2e99';
     const { mcp, warnings } = harness(t, (notes) => ({
@@ -131,9 +131,10 @@ t.test(
         name: 'sulky',
         state: 'restarting',
         tools: 0,
-        reason: "it exited; its last stderr lines are in the daemon's log",
+        reason: 'it exited; its last stderr line: cannot log in with token [redacted]',
       },
     ]);
-    t.notOk(JSON.stringify(mcp.status()).includes('complaint'), 'status carries none of it');
+    t.notOk(JSON.stringify(mcp.status()).includes('complaint'), 'status carries only the last line');
+    t.notOk(JSON.stringify(mcp.status()).includes(secret), 'never the secret');
   },
 );

@@ -4,7 +4,12 @@ import t from 'tap';
 import { MCP_CALL_MESSAGES, MCP_LIMITS, type McpServers } from '../../../core/mcp/mcp-servers.js';
 import { exceedsDepth } from '../../../core/mcp/tool-admission.js';
 import { hashedName, MODEL_TOOL_NAME } from '../../../core/mcp/tool-names.js';
-import { ECHO_DESCRIPTION, LONG_TOOL_NAME, STDERR_SECRET } from '../../fixtures/mcp-server-constants.js';
+import {
+  ECHO_DESCRIPTION,
+  LONG_TOOL_NAME,
+  STDERR_SECRET,
+  UNREACHABLE_MESSAGE,
+} from '../../fixtures/mcp-server-constants.js';
 import {
   alive,
   fixtureServer,
@@ -68,6 +73,34 @@ t.test('a call reaches the server and its result comes back', async (t) => {
     output: '{"content":"hello, wörld","is_error":false,"truncated":false}',
   });
 });
+
+t.test(
+  "a JSON-RPC error's message is the call's error text: bounded, on one line, its configured values replaced",
+  async (t) => {
+    const secret = 'ntn_fixture_secret_9d31';
+    const { mcp, warnings } = harness(t, (notes) => ({
+      notion: fixtureServer('unreachable', notes('notion'), {
+        env: { FIXTURE_NOTES: notes('notion'), FIXTURE_SECRET: secret },
+      }),
+      wordy: fixtureServer('unreachable', notes('wordy'), {
+        env: { FIXTURE_NOTES: notes('wordy'), FIXTURE_PADDING: '5000' },
+      }),
+    }));
+    await untilState(mcp, 'notion', 'ready');
+    await untilState(mcp, 'wordy', 'ready');
+    t.same(await mcp.call('mcp_notion_echo', { text: 'hello' }, neverAborted()), {
+      ok: false,
+      code: 'tool_failed',
+      message: `${MCP_CALL_MESSAGES.tool_failed} (-32603): ${UNREACHABLE_MESSAGE} (token [redacted]) at fetch (node:internal/deps/undici)`,
+    });
+    t.equal(stateOf(mcp, 'notion'), 'ready', 'a refusal is no loss');
+    const long = await mcp.call('mcp_wordy_echo', { text: 'hello' }, neverAborted());
+    const said = long.ok ? '' : long.message.slice(`${MCP_CALL_MESSAGES.tool_failed} (-32603): `.length);
+    t.equal(Buffer.byteLength(said), MCP_LIMITS.error_message_bytes - 1, 'cut between characters');
+    t.match(said, /^getaddrinfo ENOTFOUND .*é…$/);
+    t.notMatch(JSON.stringify(warnings), secret);
+  },
+);
 
 t.test('non-text parts become placeholders and the error flag is passed on', async (t) => {
   const { mcp } = harness(t, (notes) => ({ files: fixtureServer('normal', notes('files')) }));

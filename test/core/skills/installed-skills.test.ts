@@ -8,6 +8,7 @@ import {
   loadInstalledSkills,
   SKILL_LIMITS,
   type SkillSkipReason,
+  skillIndex,
 } from '../../../core/skills/installed-skills.js';
 
 /** Put in every refused file, so a test can prove no warning repeats what a file holds. */
@@ -104,6 +105,7 @@ t.test('a file without front matter is skipped', async (t) => {
       { skill: 'late', reason: 'no_front_matter' },
       { skill: 'plain', reason: 'no_front_matter' },
     ],
+    cut: [],
   });
 });
 
@@ -142,7 +144,7 @@ t.test('the name, if given, must equal the directory name exactly', async (t) =>
 });
 
 t.test(
-  'the description must be present, non-empty and within its character bound after trimming',
+  'the description must be present and non-empty after trimming; past its character bound it is cut there',
   async (t) => {
     const home = t.testdir();
     // Characters, not bytes: 1,024 of them may take 4,096 bytes.
@@ -152,14 +154,28 @@ t.test(
     writeSkill(home, 'at-bound', skillFile(`"  ${atBound}  "`, 'x'));
     writeSkill(home, 'past-bound', skillFile(`${atBound}a`, 'x'));
     const result = load(home);
-    t.same(texts(result), [{ name: 'at-bound', description: atBound, body: 'x' }]);
-    t.same(reasons(result), {
-      blank: 'no_description',
-      missing: 'no_description',
-      'past-bound': 'description_too_long',
-    });
+    t.same(texts(result), [
+      { name: 'at-bound', description: atBound, body: 'x' },
+      { name: 'past-bound', description: atBound, body: 'x' },
+    ]);
+    t.same(reasons(result), { blank: 'no_description', missing: 'no_description' });
+    t.same(result.cut, [{ skill: 'past-bound', characters: SKILL_LIMITS.description_chars + 1 }]);
   },
 );
+
+t.test('a 1,068-character description is cut to its first 1,024 characters and indexed', async (t) => {
+  const home = t.testdir();
+  const description =
+    `Build apps with the Claude API. ${'Use it for tool use and streaming. '.repeat(30)}`.slice(0, 1_068);
+  t.equal(description.length, 1_068);
+  writeSkill(home, 'claude-api', skillFile(JSON.stringify(description), 'Read the docs first.'));
+  const result = load(home);
+  t.same(result.skipped, []);
+  t.same(result.cut, [{ skill: 'claude-api', characters: 1_068 }]);
+  const kept = description.slice(0, 1_024).trimEnd();
+  t.equal(result.skills[0]?.description, kept);
+  t.match(skillIndex(result.skills), `- claude-api: ${kept}`);
+});
 
 t.test('a SKILL.md of exactly skill_bytes loads, one byte more is too large', async (t) => {
   const home = t.testdir();
@@ -186,6 +202,7 @@ t.test('a SKILL.md swapped for a symlink after discovery is refused', async (t) 
   t.same(loadDiscovered(home, discovered), {
     skills: [],
     skipped: [{ skill: 'linked', reason: 'symlink' }],
+    cut: [],
   });
 });
 
@@ -357,7 +374,7 @@ t.test('a YAML alias bomb is refused quickly', async (t) => {
   const started = performance.now();
   const result = load(home);
   t.ok(performance.now() - started < 1_000, 'refused within a second');
-  t.same(result, { skills: [], skipped: [{ skill: 'bomb', reason: 'malformed_front_matter' }] });
+  t.same(result, { skills: [], skipped: [{ skill: 'bomb', reason: 'malformed_front_matter' }], cut: [] });
 });
 
 t.test('no warning carries file content: each names the skill and a fixed reason only', async (t) => {
@@ -365,7 +382,7 @@ t.test('no warning carries file content: each names the skill and a fixed reason
   writeSkill(home, 'plain', SECRET);
   writeSkill(home, 'bad', `---\n${SECRET}: [\n---\n`);
   writeSkill(home, 'mismatch', skillFile(SECRET, SECRET, `name: ${SECRET}\n`));
-  writeSkill(home, 'long', skillFile(SECRET.repeat(50), SECRET));
+  writeSkill(home, 'nodesc', `---\nname: nodesc\n---\n${SECRET}`);
   writeSkill(home, 'nul', `${SECRET}\0`);
   const result = load(home);
   t.equal(result.skipped.length, 5);

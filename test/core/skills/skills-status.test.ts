@@ -15,6 +15,7 @@ function installed(names: readonly string[], skipped: InstalledSkills['skipped']
       filesTruncated: false,
     })),
     skipped,
+    cut: [],
   };
 }
 
