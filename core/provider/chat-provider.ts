@@ -11,6 +11,12 @@ export interface ToolCall {
   name: string;
   /** The arguments as the model wrote them, a JSON text (`{}` when none arrived); not checked here. */
   arguments: string;
+  /**
+   * The call passed a bound of its round and is answered to the model with an error, never run:
+   * `round_calls` when it came after the calls a round runs, `arguments` when its arguments passed
+   * their bound (none of them are kept: `arguments` is then `{}`).
+   */
+  exceeds?: 'round_calls' | 'arguments';
 }
 
 export type ConversationMessage =

@@ -1,16 +1,14 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { ProviderEvent, ProviderRound } from './chat-provider.js';
 import { ProviderError } from './provider-error.js';
+import type { RoundBounds } from './provider-limits.js';
 import { RoundAssembler } from './round-assembler.js';
 
-export interface EventStreamBounds {
+export interface EventStreamBounds extends RoundBounds {
   /** Bytes of body one round may take. */
   responseBytes: number;
   /** Characters one event (its lines so far) may take before it ends. */
   eventChars: number;
-  toolCalls: number;
-  /** Characters kept of one reasoning summary; absent or null when the provider is not read for summaries. */
-  summaryChars?: number | null;
 }
 
 /**
@@ -28,7 +26,7 @@ export class EventStreamReader {
   #cutByEnd = false;
 
   constructor(emit: (event: ProviderEvent) => void, bounds: EventStreamBounds) {
-    this.#assembler = new RoundAssembler(emit, bounds.toolCalls, bounds.summaryChars ?? null);
+    this.#assembler = new RoundAssembler(emit, bounds);
     this.#maxBytes = bounds.responseBytes;
     this.#parser = createParser({
       maxBufferSize: bounds.eventChars,

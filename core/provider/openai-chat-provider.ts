@@ -10,6 +10,7 @@ import {
 import { EventStreamReader } from './event-stream-reader.js';
 import { HttpPoster, type PostResponse } from './http-post.js';
 import { ProviderError, type ProviderFailure } from './provider-error.js';
+import { type ProviderLimits, roundBounds } from './provider-limits.js';
 import { RequestAbort } from './request-abort.js';
 import {
   isRetryableStatus,
@@ -19,7 +20,7 @@ import {
   retryDelayMs,
 } from './retry-policy.js';
 
-export type ProviderLimits = { -readonly [Bound in keyof typeof PROVIDER_LIMITS]: number };
+export type { ProviderLimits } from './provider-limits.js';
 
 /** A retry about to happen, for the log: the failed attempt's kind and status, never its text. */
 export interface RetryNotice {
@@ -151,11 +152,11 @@ export class OpenAiChatProvider implements ChatProvider {
           hint,
         };
       }
+      const limits = this.#limits;
       const reader = new EventStreamReader(emit, {
-        responseBytes: this.#limits.response_bytes,
-        eventChars: this.#limits.event_chars,
-        toolCalls: this.#limits.tool_calls_per_round,
-        summaryChars: this.#options.reasoningSummary ? this.#limits.reasoning_summary_chars : null,
+        responseBytes: limits.response_bytes,
+        eventChars: limits.event_chars,
+        ...roundBounds(limits, this.#options.reasoningSummary === true),
       });
       try {
         for await (const bytes of response.body) {

@@ -2,6 +2,7 @@ import { exceedsJsonDepth } from '../json-depth.js';
 import { PROVIDER_LIMITS } from '../limits.js';
 import type { ProviderEvent, ProviderRound, ProviderUsage } from './chat-provider.js';
 import { ProviderError } from './provider-error.js';
+import type { RoundBounds } from './provider-limits.js';
 import { ReasoningSummaries } from './reasoning-summaries.js';
 import { ThinkTagSplitter } from './think-tags.js';
 import { ToolCallAccumulator } from './tool-call-accumulator.js';
@@ -16,6 +17,8 @@ export class RoundAssembler {
   readonly #calls: ToolCallAccumulator;
   readonly #think = new ThinkTagSplitter();
   #text = '';
+  #textBytes = 0;
+  readonly #maxTextBytes: number;
   #finishReason: string | null = null;
   #usage: ProviderUsage | null = null;
   #chunks = 0;
@@ -24,15 +27,11 @@ export class RoundAssembler {
   /** Null unless the provider is configured as sending documented reasoning summaries. */
   readonly #summaries: ReasoningSummaries | null;
 
-  /** `summaryChars`: characters kept of one reasoning summary, or null not to read summaries at all. */
-  constructor(
-    emit: (event: ProviderEvent) => void,
-    maxToolCalls: number,
-    summaryChars: number | null = null,
-  ) {
+  constructor(emit: (event: ProviderEvent) => void, bounds: RoundBounds) {
     this.#emit = emit;
-    this.#calls = new ToolCallAccumulator(maxToolCalls);
-    this.#summaries = summaryChars === null ? null : new ReasoningSummaries(summaryChars);
+    this.#calls = new ToolCallAccumulator(bounds);
+    this.#maxTextBytes = bounds.textBytes;
+    this.#summaries = bounds.summaryChars === null ? null : new ReasoningSummaries(bounds.summaryChars);
   }
 
   /**
@@ -110,7 +109,11 @@ export class RoundAssembler {
   }
 
   #content(kind: 'text' | 'reasoning', text: string): void {
-    if (kind === 'text') this.#text += text;
+    if (kind === 'text') {
+      this.#textBytes += Buffer.byteLength(text);
+      if (this.#textBytes > this.#maxTextBytes) throw new ProviderError('too_large');
+      this.#text += text;
+    }
     this.#emit({ kind, delta: text });
   }
 }

@@ -2,11 +2,12 @@ import fc from 'fast-check';
 import t from 'tap';
 import type { ProviderEvent, ProviderRound } from '../../../core/provider/chat-provider.js';
 import { type EventStreamBounds, EventStreamReader } from '../../../core/provider/event-stream-reader.js';
+import { roundBounds } from '../../../core/provider/provider-limits.js';
 import { chunk, usageChunk } from '../../helpers/provider-streams.js';
 
 const failedAs = (kind: string) => ({ name: 'ProviderError', kind });
 
-const BOUNDS: EventStreamBounds = { responseBytes: 1 << 20, eventChars: 1 << 16, toolCalls: 64 };
+const BOUNDS: EventStreamBounds = { responseBytes: 1 << 20, eventChars: 1 << 16, ...roundBounds() };
 
 function read(
   pieces: readonly (string | Uint8Array)[],
