@@ -95,8 +95,3 @@ export function chatRequestHeaders(
   if (apiKey !== null) headers.set('authorization', `Bearer ${apiKey}`);
   return Object.fromEntries(headers);
 }
-
-/** `{baseUrl}/chat/completions`, whether or not the base URL ends with a slash. */
-export function chatCompletionsUrl(baseUrl: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
-}
