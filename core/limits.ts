@@ -154,6 +154,17 @@ export const PROVIDER_LIMITS = {
    * text that may be non-ASCII where a server escapes that too: 8.5 MiB, and the chunk around it.
    */
   event_chars: 9 * MiB,
+  /**
+   * Characters of one event of the Responses API, whose `response.completed` event repeats the whole
+   * output: the round's arguments (`round_argument_bytes`) escaped once more (twice their bytes), its text
+   * escaped six-fold at worst, its carried reasoning (`carried_bytes`) and room around them: 24 MiB.
+   */
+  responses_event_chars: 24 * MiB,
+  /**
+   * UTF-8 bytes, as JSON, of the reasoning one round carries into the next round of its turn (encrypted
+   * reasoning items, signed thinking blocks); past them the round fails as too large.
+   */
+  carried_bytes: 4 * MiB,
   /** Levels of arrays and objects one event's data may nest; a deeper event is a malformed stream. */
   event_nesting_depth: 64,
   /** Calls of one round the daemon runs; later ones are answered to the model with an error, unrun. */

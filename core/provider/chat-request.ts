@@ -71,7 +71,7 @@ function chatMessage(message: ConversationMessage, options: ChatRequestOptions):
  * arguments are not a JSON object, so arguments the model got wrong are replayed as `{}` (the call's
  * result says what went wrong).
  */
-function replayableArguments(text: string): string {
+export function replayableArguments(text: string): string {
   try {
     const value: unknown = JSON.parse(text);
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) return text;

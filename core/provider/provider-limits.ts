@@ -12,6 +12,12 @@ export interface RoundBounds extends ToolCallBounds {
   summaryChars: number | null;
 }
 
+/** What one round keeps of an API whose reasoning is carried into the next round. */
+export interface RoundOutputBounds extends RoundBounds {
+  /** UTF-8 bytes, as JSON, of the reasoning a round carries into the next; past them it fails as too large. */
+  carriedBytes: number;
+}
+
 /** The round bounds of `limits`; summaries are read only when `summaries` says the provider sends them. */
 export function roundBounds(limits: ProviderLimits = PROVIDER_LIMITS, summaries = false): RoundBounds {
   return {
@@ -22,4 +28,9 @@ export function roundBounds(limits: ProviderLimits = PROVIDER_LIMITS, summaries 
     roundArgumentBytes: limits.round_argument_bytes,
     summaryChars: summaries ? limits.reasoning_summary_chars : null,
   };
+}
+
+/** The round bounds of `limits` with the reasoning a round may carry. */
+export function roundOutputBounds(limits: ProviderLimits, summaries: boolean): RoundOutputBounds {
+  return { ...roundBounds(limits, summaries), carriedBytes: limits.carried_bytes };
 }
