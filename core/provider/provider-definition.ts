@@ -1,0 +1,47 @@
+/** The provider APIs the daemon speaks natively. */
+export const PROVIDER_APIS = ['chat_completions', 'responses', 'messages'] as const;
+export type ProviderApi = (typeof PROVIDER_APIS)[number];
+
+/** How `status` names an API. */
+export const PROVIDER_KINDS: Readonly<Record<ProviderApi, string>> = {
+  chat_completions: 'openai_chat_completions',
+  responses: 'openai_responses',
+  messages: 'anthropic_messages',
+};
+
+/** The Messages API's request defaults. */
+export const MESSAGES_DEFAULTS = { maxTokens: 8_192, version: '2023-06-01' } as const;
+
+/**
+ * One named provider of `config.json`'s `providers`, read once at startup: its API, where it is, how it
+ * is reached, and the settings its API takes. Models are selected on it as `NAME/model`.
+ */
+export interface ProviderDefinition {
+  readonly name: string;
+  readonly api: ProviderApi;
+  /** E.g. `https://api.openai.com/v1`; each API adds its path. */
+  readonly baseUrl: string;
+  /** Sent with every request; values may be secrets. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The environment variable its key is read from at startup, or null. */
+  readonly apiKeyEnv: string | null;
+  /** Chat Completions: OpenRouter's documented `reasoning_details` are read. Responses: summaries are asked for. */
+  readonly reasoningSummary: boolean;
+  /** Chat Completions only. */
+  readonly streamUsage: boolean;
+  readonly assistantToolCallContent: 'empty' | 'null';
+  /** Messages only. */
+  readonly maxTokens: number;
+  readonly modelMaxTokens: Readonly<Record<string, number>>;
+  readonly anthropicVersion: string;
+  readonly auth: 'x-api-key' | 'bearer';
+}
+
+/** `providers` and `default_provider` of `config.json`. */
+export interface ProvidersSection {
+  readonly definitions: readonly ProviderDefinition[];
+  /** The provider bare model names select; null: the `provider` section's (`--provider-base-url`). */
+  readonly defaultProvider: string | null;
+}
+
+export const NO_PROVIDERS: ProvidersSection = { definitions: [], defaultProvider: null };
