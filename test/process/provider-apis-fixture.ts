@@ -119,7 +119,9 @@ export async function providerApisDaemon(t: Test): Promise<ProviderApisDaemon> {
         server: servers.openai,
         calls: (calls) => {
           const stream = new ResponsesStream().created();
-          calls.forEach((call, i) => stream.functionCall(`fc_${i}`, call.id, call.name, call.arguments));
+          for (const [i, call] of calls.entries()) {
+            stream.functionCall(`fc_${i}`, call.id, call.name, call.arguments);
+          }
           return stream.completed();
         },
         text: (text) => new ResponsesStream().created().message('msg_1', [text]).completed(),

@@ -67,7 +67,7 @@ t.test('reasoning over Responses and Messages, end to end', async (t) => {
     const continuation = openai.server.requests.at(-1)!;
     t.ok(continuation.text.includes(`"encrypted_content":"${ENCRYPTED}"`));
     t.match(continuation.headers, {
-      authorization: `Bearer ${daemon.apis.openai.name && 'sk-process-openai-5be1'}`,
+      authorization: `Bearer ${OPENAI_KEY}`,
     });
 
     // And nowhere else: not in history, not in the log, not in a lookup, not on the wire.
@@ -114,7 +114,7 @@ t.test('reasoning over Responses and Messages, end to end', async (t) => {
         'the thinking block as it came, its signature unchanged',
       );
       t.match(continuation.headers, {
-        'x-api-key': 'sk-process-anthropic-0c9d',
+        'x-api-key': ANTHROPIC_KEY,
         'anthropic-version': '2023-06-01',
       });
       const replay = await who.client.call(
