@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { op, startDaemon } from '../helpers/daemon.js';
+import { TITLE_INSTRUCTION } from '../../core/sessions/title-text.js';
+import { claimedSession, op, startDaemon } from '../helpers/daemon.js';
 import { messagesText } from '../helpers/messages-streams.js';
 import { ResponsesStream } from '../helpers/responses-streams.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
@@ -248,3 +249,50 @@ t.test('history replays the same whatever API ran the turn', async (t) => {
     { role: 'user', content: 'Ask gpt-local' },
   ]);
 });
+
+t.test(
+  'a session is titled by the provider that ran its first turn, over Messages and Responses',
+  async (t) => {
+    const { daemon, openai, anthropic } = await definitionsDaemon(t);
+    const client = await daemon.connect('in-process');
+    openai.replyModels(listing(['o4-mini']));
+    anthropic.replyModels(listing(['claude-test']));
+    await client.call('catalog.refresh', {}, { operation: op() });
+    const cases: Array<[string, ScriptedProvider, () => void, (body: Record<string, unknown>) => unknown]> = [
+      [
+        'anthropic/claude-test',
+        anthropic,
+        () => anthropic.script(messagesText(['Answer.'])).script(messagesText(['Tea by Messages'])),
+        (body) => body.system,
+      ],
+      [
+        'openai/o4-mini',
+        openai,
+        () =>
+          openai
+            .script(new ResponsesStream().created().message('m', ['Answer.']).completed())
+            .script(new ResponsesStream().created().message('t', ['Tea by Responses']).completed()),
+        (body) => body.instructions,
+      ],
+    ];
+    for (const [model, server, script, instructionsOf] of cases) {
+      await client.call('settings.update', { workspace: null, changes: { model } }, { operation: op() });
+      script();
+      const { session, control } = await claimedSession(client, daemon.workspace, null);
+      await client.call('turn.start', { prompt: 'Where is the tea?' }, { session, control, operation: op() });
+      await client.event('turn.terminal');
+      // The title is stored once its answer is read: wait until it is listed.
+      let listed: Record<string, unknown> | undefined;
+      while (typeof listed?.title !== 'string') {
+        await new Promise((resolve) => setImmediate(resolve));
+        const page = await client.call('session.list', { cursor: null, limit: 100 });
+        listed = (page.sessions as Array<Record<string, unknown>>).find(
+          (entry) => entry.session_id === session,
+        );
+      }
+      t.equal(listed.title, model.startsWith('anthropic') ? 'Tea by Messages' : 'Tea by Responses');
+      const title = server.requests.filter((request) => request.method === 'POST').at(-1)!;
+      t.equal(instructionsOf(title.body), TITLE_INSTRUCTION, `${model}: the title instruction`);
+    }
+  },
+);
