@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import {
   MESSAGES_DEFAULTS,
+  type ModelOptions,
   NO_PROVIDERS,
   PROVIDER_APIS,
   type ProviderDefinition,
@@ -25,8 +26,16 @@ const DefinitionSchema = Type.Object({
   assistant_tool_call_content: Type.Optional(Type.Enum(['empty', 'null'])),
   max_tokens: Type.Optional(Type.Integer(MAX_TOKENS)),
   models: Type.Optional(
-    Type.Record(Type.String(), Type.Object({ max_tokens: Type.Optional(Type.Integer(MAX_TOKENS)) })),
+    Type.Record(
+      Type.String(),
+      Type.Object({
+        max_tokens: Type.Optional(Type.Integer(MAX_TOKENS)),
+        encrypted_reasoning: Type.Optional(Type.Boolean()),
+        reasoning_summary: Type.Optional(Type.Boolean()),
+      }),
+    ),
   ),
+  encrypted_reasoning: Type.Optional(Type.Boolean()),
   anthropic_version: Type.Optional(Type.String({ pattern: '^[\\x21-\\x7e]{1,64}$' })),
   auth: Type.Optional(Type.Enum(['x-api-key', 'bearer'])),
 });
@@ -35,10 +44,17 @@ const definitionValidator = Compile(DefinitionSchema);
 /** Members each API reads beyond the common ones; another API's member is refused, not ignored. */
 const API_MEMBERS: Readonly<Record<string, readonly string[]>> = {
   chat_completions: ['reasoning_summary', 'stream_usage', 'assistant_tool_call_content'],
-  responses: ['reasoning_summary'],
+  responses: ['reasoning_summary', 'encrypted_reasoning', 'models'],
   messages: ['max_tokens', 'models', 'anthropic_version', 'auth'],
 };
 const API_SPECIFIC = new Set(Object.values(API_MEMBERS).flat());
+const API_SPECIFIC_MODEL = new Set(['max_tokens', 'encrypted_reasoning', 'reasoning_summary']);
+/** The members of `models.<id>` each API reads. */
+const MODEL_MEMBERS: Readonly<Record<string, readonly string[]>> = {
+  chat_completions: [],
+  responses: ['encrypted_reasoning', 'reasoning_summary'],
+  messages: ['max_tokens'],
+};
 
 /** Why `providers` or `default_provider` stops the daemon; names members, never values. */
 export class ProvidersConfigError extends Error {
@@ -59,7 +75,11 @@ type DefinitionDocument = {
   stream_usage?: boolean;
   assistant_tool_call_content?: 'empty' | 'null';
   max_tokens?: number;
-  models?: Record<string, { max_tokens?: number }>;
+  encrypted_reasoning?: boolean;
+  models?: Record<
+    string,
+    { max_tokens?: number; encrypted_reasoning?: boolean; reasoning_summary?: boolean }
+  >;
   anthropic_version?: string;
   auth?: 'x-api-key' | 'bearer';
 };
@@ -126,9 +146,21 @@ function readDefinition(name: string, value: unknown): ProviderDefinition {
   if (!isHttpUrl(definition.base_url)) {
     throw new ProvidersConfigError(`${pointer}/base_url is not an http or https URL`, `${pointer}/base_url`);
   }
-  const modelMaxTokens: Record<string, number> = {};
+  const modelOptions: Record<string, ModelOptions> = {};
   for (const [model, settings] of Object.entries(definition.models ?? {})) {
-    if (settings.max_tokens !== undefined) modelMaxTokens[model] = settings.max_tokens;
+    for (const member of Object.keys(settings)) {
+      const at = `${pointer}/models/${model}/${member}`;
+      if (!MODEL_MEMBERS[definition.api]?.includes(member) && API_SPECIFIC_MODEL.has(member)) {
+        throw new ProvidersConfigError(`${at} is not read by the ${definition.api} API`, at);
+      }
+    }
+    modelOptions[model] = {
+      ...(settings.max_tokens !== undefined ? { maxTokens: settings.max_tokens } : {}),
+      ...(settings.encrypted_reasoning !== undefined
+        ? { encryptedReasoning: settings.encrypted_reasoning }
+        : {}),
+      ...(settings.reasoning_summary !== undefined ? { reasoningSummary: settings.reasoning_summary } : {}),
+    };
   }
   return {
     name,
@@ -139,8 +171,9 @@ function readDefinition(name: string, value: unknown): ProviderDefinition {
     reasoningSummary: definition.reasoning_summary ?? false,
     streamUsage: definition.stream_usage ?? true,
     assistantToolCallContent: definition.assistant_tool_call_content ?? 'empty',
+    encryptedReasoning: definition.encrypted_reasoning ?? true,
+    modelOptions,
     maxTokens: definition.max_tokens ?? MESSAGES_DEFAULTS.maxTokens,
-    modelMaxTokens,
     anthropicVersion: definition.anthropic_version ?? MESSAGES_DEFAULTS.version,
     auth: definition.auth ?? 'x-api-key',
   };

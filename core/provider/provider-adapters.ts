@@ -17,14 +17,27 @@ export function providerAdapter(definition: ProviderDefinition, common: Streamin
         reasoningSummary: definition.reasoningSummary,
       });
     case 'responses':
-      return new ResponsesProvider({ ...shared, reasoningSummary: definition.reasoningSummary });
+      return new ResponsesProvider({
+        ...shared,
+        reasoningSummary: definition.reasoningSummary,
+        encryptedReasoning: definition.encryptedReasoning,
+        modelOptions: definition.modelOptions,
+      });
     case 'messages':
       return new MessagesProvider({
         ...shared,
         maxTokens: definition.maxTokens,
-        modelMaxTokens: definition.modelMaxTokens,
+        modelMaxTokens: maxTokensByModel(definition),
         version: definition.anthropicVersion,
         auth: definition.auth,
       });
   }
+}
+
+function maxTokensByModel(definition: ProviderDefinition): Record<string, number> {
+  const byModel: Record<string, number> = {};
+  for (const [model, options] of Object.entries(definition.modelOptions)) {
+    if (options.maxTokens !== undefined) byModel[model] = options.maxTokens;
+  }
+  return byModel;
 }

@@ -30,11 +30,27 @@ export interface ProviderDefinition {
   /** Chat Completions only. */
   readonly streamUsage: boolean;
   readonly assistantToolCallContent: 'empty' | 'null';
+  /**
+   * Responses only: asks for reasoning encrypted, to carry into the next round (`include`); models that do
+   * not reason refuse it, so it can be turned off, for the provider or by model (`modelOptions`).
+   */
+  readonly encryptedReasoning: boolean;
+  /** By model id: what one model needs apart from its provider's settings. */
+  readonly modelOptions: Readonly<Record<string, ModelOptions>>;
   /** Messages only. */
   readonly maxTokens: number;
-  readonly modelMaxTokens: Readonly<Record<string, number>>;
   readonly anthropicVersion: string;
   readonly auth: 'x-api-key' | 'bearer';
+}
+
+/** A model's own settings on its provider, each for one API (`models.<id>` of a definition). */
+export interface ModelOptions {
+  /** Messages: its `max_tokens`. */
+  readonly maxTokens?: number;
+  /** Responses: whether its reasoning is asked for encrypted. */
+  readonly encryptedReasoning?: boolean;
+  /** Responses: whether its reasoning summaries are asked for. */
+  readonly reasoningSummary?: boolean;
 }
 
 /** `providers` and `default_provider` of `config.json`. */

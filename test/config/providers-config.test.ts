@@ -61,7 +61,7 @@ t.test('each API with its defaults, in the file order, and the default provider'
   t.match(section.definitions[1], {
     api: 'messages',
     maxTokens: 16_000,
-    modelMaxTokens: { 'claude-haiku-4-5': 4_096 },
+    modelOptions: { 'claude-haiku-4-5': { maxTokens: 4_096 } },
     anthropicVersion: '2023-06-01',
     auth: 'x-api-key',
     apiKeyEnv: 'ANTHROPIC_API_KEY',
@@ -146,4 +146,48 @@ t.test('a wrong definition stops the daemon with its pointer, never a value', as
     providers: { x: { api: 'messages', base_url: 'http://h', headers: { [`${secret} x`]: 'v' } } },
   });
   t.notMatch(malformedName.message, secret, 'a malformed header name is not repeated');
+});
+
+t.test('Responses options by provider and by model; a model member of another API is refused', async (t) => {
+  const [definition] = parse({
+    providers: {
+      openai: {
+        api: 'responses',
+        base_url: 'https://api.openai.com/v1',
+        encrypted_reasoning: true,
+        reasoning_summary: true,
+        models: { 'gpt-4o': { encrypted_reasoning: false, reasoning_summary: false } },
+      },
+    },
+  }).definitions;
+  t.match(definition, {
+    encryptedReasoning: true,
+    reasoningSummary: true,
+    modelOptions: { 'gpt-4o': { encryptedReasoning: false, reasoningSummary: false } },
+  });
+  t.equal(
+    parse({ providers: { o: { api: 'responses', base_url: 'http://h' } } }).definitions[0]
+      ?.encryptedReasoning,
+    true,
+  );
+  t.equal(
+    refusal({
+      providers: { o: { api: 'responses', base_url: 'http://h', models: { m: { max_tokens: 9 } } } },
+    }).pointer,
+    '/providers/o/models/m/max_tokens',
+  );
+  t.equal(
+    refusal({
+      providers: {
+        a: { api: 'messages', base_url: 'http://h', models: { m: { encrypted_reasoning: false } } },
+      },
+    }).pointer,
+    '/providers/a/models/m/encrypted_reasoning',
+  );
+  t.equal(
+    refusal({
+      providers: { c: { api: 'chat_completions', base_url: 'http://h', encrypted_reasoning: false } },
+    }).pointer,
+    '/providers/c/encrypted_reasoning',
+  );
 });

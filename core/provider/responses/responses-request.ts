@@ -1,15 +1,21 @@
 import type { ConversationMessage, ProviderRequest, ToolCall } from '../chat-provider.js';
 import { replayableArguments } from '../chat-request.js';
+import type { ModelOptions } from '../provider-definition.js';
 
 export interface ResponsesRequestOptions {
   /** Asks for reasoning summaries (`reasoning.summary: "auto"`), which the stream then carries. */
   reasoningSummary: boolean;
+  /** Asks for reasoning encrypted (`include`), to carry it into the next round; absent: asked for. */
+  encryptedReasoning?: boolean;
+  /** By model id, what one model needs apart from these. */
+  modelOptions?: Readonly<Record<string, ModelOptions>>;
 }
 
 /**
  * The body of `POST {baseUrl}/responses`. Nothing is stored at the provider (`store: false`): the whole
  * conversation goes in `input` every round, with the reasoning of the turn's earlier rounds as the
- * provider returned it (`include` asks for it encrypted). Tools are function tools without strict
+ * provider returned it (`include` asks for it encrypted, unless the model's settings say it does not
+ * reason: such models refuse the member). Tools are function tools without strict
  * validation, which would refuse the schemas it cannot enforce. No `tool_choice`: the model decides.
  */
 export function responsesRequestBody(
@@ -17,9 +23,12 @@ export function responsesRequestBody(
   options: ResponsesRequestOptions,
 ): Record<string, unknown> {
   const { selection } = request;
+  const model = options.modelOptions?.[selection.model] ?? {};
+  const summaries = model.reasoningSummary ?? options.reasoningSummary;
+  const encrypted = model.encryptedReasoning ?? options.encryptedReasoning ?? true;
   const reasoning = {
     ...(selection.reasoningEffort !== null ? { effort: selection.reasoningEffort } : {}),
-    ...(options.reasoningSummary ? { summary: 'auto' } : {}),
+    ...(summaries ? { summary: 'auto' } : {}),
   };
   return {
     model: selection.model,
@@ -38,7 +47,7 @@ export function responsesRequestBody(
       : {}),
     ...(Object.keys(reasoning).length > 0 ? { reasoning } : {}),
     ...(selection.fast ? { service_tier: 'priority' } : {}),
-    include: ['reasoning.encrypted_content'],
+    ...(encrypted ? { include: ['reasoning.encrypted_content'] } : {}),
     store: false,
     stream: true,
   };
