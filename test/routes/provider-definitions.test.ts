@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { TITLE_INSTRUCTION } from '../../core/sessions/title-text.js';
 import { claimedSession, op, startDaemon } from '../helpers/daemon.js';
-import { messagesText } from '../helpers/messages-streams.js';
+import { messageEnd, messageStart, messagesText, textBlock } from '../helpers/messages-streams.js';
+import { stream } from '../helpers/provider-streams.js';
 import { ResponsesStream } from '../helpers/responses-streams.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
 import { listing } from './catalog.fixture.js';
@@ -296,3 +297,27 @@ t.test(
     }
   },
 );
+
+t.test('a paused Messages round is sent back as it is and the turn goes on', async (t) => {
+  const { daemon, anthropic } = await definitionsDaemon(t, { default_provider: 'anthropic' });
+  const client = await daemon.connect('in-process');
+  anthropic.replyModels(listing(['claude-test']));
+  await client.call('catalog.refresh', {}, { operation: op() });
+  await client.call(
+    'settings.update',
+    { workspace: null, changes: { model: 'claude-test' } },
+    { operation: op() },
+  );
+  anthropic.script(stream([messageStart(), ...textBlock(0, ['Searching. ']), ...messageEnd('pause_turn')]));
+  anthropic.script(messagesText(['Found it.']));
+  const who = await controller(daemon, 'in-process');
+  resultOf(await startTurn(who, { prompt: 'Find it.' }));
+  t.match((await who.client.event('turn.terminal')).payload, {
+    status: 'completed',
+    assistant_text: 'Searching. Found it.',
+  });
+  t.same(anthropic.requests.at(-1)!.body.messages, [
+    { role: 'user', content: 'Find it.' },
+    { role: 'assistant', content: [{ type: 'text', text: 'Searching. ' }] },
+  ]);
+});
