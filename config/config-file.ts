@@ -10,8 +10,11 @@ import {
   readOAuthConfig,
 } from '../core/auth/oauth-config.js';
 import type { McpServerEntry } from '../core/mcp/mcp-types.js';
+import { NO_PROVIDERS, type ProvidersSection } from '../core/provider/provider-definition.js';
 import { type BuiltinToolName, ENABLEABLE_BUILTIN_TOOLS } from '../core/resources/builtin-tools.js';
+import { headerNameProblem } from './header-names.js';
 import { readMcpServers } from './mcp-servers-config.js';
+import { ProvidersConfigError, readProviders } from './providers-config.js';
 
 export const CONFIG_FILE_NAME = 'config.json';
 
@@ -126,6 +129,8 @@ export interface DaemonConfig {
    */
   readonly mcp_servers: Readonly<Record<string, McpServerEntry>>;
   readonly provider: ProviderSection;
+  /** The named providers of `providers` and `default_provider` (`providers-config.ts`); none by default. */
+  readonly provider_definitions: ProvidersSection;
   readonly [field: string]: unknown;
 }
 
@@ -152,6 +157,7 @@ export function defaultConfig(): DaemonConfig {
       run_command: { readable_paths: [], memory_bytes: null, processes: null },
     },
     mcp_servers: {},
+    provider_definitions: NO_PROVIDERS,
     provider: {
       headers: {},
       stream_usage: true,
@@ -177,10 +183,13 @@ export function parseConfig(text: string): DaemonConfig {
     // The parser's own message quotes the offending text, which may be a secret.
     throw new ConfigError('is not valid JSON');
   }
-  checkHeaderNames(document);
+  const provider = isObject(document) ? document.provider : undefined;
+  const headers = headerNameProblem(isObject(provider) ? provider.headers : undefined, '/provider/headers');
+  if (headers) throw new ConfigError(headers.message, headers.pointer);
   // The MCP servers are read on their own: a wrong entry is refused by itself and never stops the daemon.
   const mcp = isObject(document) ? readMcpServers(document) : { ok: true as const, servers: {} };
   if (!mcp.ok) throw new ConfigError(mcp.message, mcp.pointer);
+  const definitions = isObject(document) ? checkedProviders(document) : NO_PROVIDERS;
   const errors = configFileValidator.Errors(document);
   const first = errors[0];
   if (first) {
@@ -227,6 +236,7 @@ export function parseConfig(text: string): DaemonConfig {
       },
     },
     mcp_servers: mcp.servers,
+    provider_definitions: definitions,
     provider: {
       ...file.provider,
       headers: { ...file.provider?.headers },
@@ -238,55 +248,21 @@ export function parseConfig(text: string): DaemonConfig {
   };
 }
 
+function checkedProviders(document: Record<string, unknown>): ProvidersSection {
+  try {
+    return readProviders(document);
+  } catch (error) {
+    if (error instanceof ProvidersConfigError) throw new ConfigError(error.message, error.pointer);
+    throw error;
+  }
+}
+
 function checkedOAuth(settings: OAuthSettings): OAuthConfig {
   try {
     return readOAuthConfig(settings);
   } catch (error) {
     if (error instanceof OAuthConfigError) throw new ConfigError(error.message, error.pointer);
     throw error;
-  }
-}
-
-/** An HTTP token (RFC 9110). */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-/**
- * Headers the daemon sets itself or that frame the request; a configured one would break every request.
- * `authorization` is not among them: it may be configured when no key is, and a key replaces it.
- */
-const RESERVED_HEADERS = new Set([
-  'accept',
-  'connection',
-  'content-length',
-  'content-type',
-  'expect',
-  'host',
-  'keep-alive',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
-
-/**
- * Checked before the schema, whose messages name each member: a malformed name is reported without
- * being repeated (it may be a misplaced secret), a reserved one by its pointer.
- */
-function checkHeaderNames(document: unknown): void {
-  const provider = isObject(document) ? document.provider : undefined;
-  const headers = isObject(provider) ? provider.headers : undefined;
-  if (!isObject(headers)) return;
-  for (const name of Object.keys(headers)) {
-    if (!HEADER_NAME.test(name)) {
-      throw new ConfigError(
-        '/provider/headers has a name that is not an HTTP header name',
-        '/provider/headers',
-      );
-    }
-    if (RESERVED_HEADERS.has(name.toLowerCase())) {
-      const pointer = `/provider/headers/${name}`;
-      throw new ConfigError(`${pointer} is a header the daemon sets itself`, pointer);
-    }
   }
 }
 

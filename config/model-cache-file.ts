@@ -4,6 +4,7 @@ import {
   EMPTY_CATALOG,
   projectModelListing,
 } from '../core/configuration/model-catalog.js';
+import { CONFIGURATION_LIMITS } from '../core/limits.js';
 import { readTextFile, writePrivateFile } from './private-file.js';
 
 export const MODEL_CACHE_FILE_NAME = 'models.json';
@@ -21,9 +22,18 @@ export async function readModelCache(home: string): Promise<CatalogSnapshot> {
     const text = await readTextFile(modelCachePath(home));
     if (text === null) return EMPTY_CATALOG;
     const cached = JSON.parse(text) as { models?: unknown; truncated?: unknown; refreshed_at?: unknown };
-    const { models, truncated } = projectModelListing({ data: cached.models });
+    const entries = Array.isArray(cached.models) ? (cached.models as unknown[]) : [];
+    // One entry at a time, each as its provider listed it (a named provider's name already in its id).
+    const seen = new Set<string>();
+    const models = entries.flatMap((entry) => {
+      const provider = (entry as { provider?: unknown } | null)?.provider;
+      const projected = projectModelListing({ data: [entry] }).models.filter((model) => !seen.has(model.id));
+      for (const model of projected) seen.add(model.id);
+      return typeof provider === 'string' ? projected.map((model) => ({ ...model, provider })) : projected;
+    });
+    const truncated = models.length > CONFIGURATION_LIMITS.catalog_models;
     return {
-      models,
+      models: models.slice(0, CONFIGURATION_LIMITS.catalog_models),
       truncated: truncated || cached.truncated === true,
       refreshed_at: Number.isSafeInteger(cached.refreshed_at) ? (cached.refreshed_at as number) : null,
     };

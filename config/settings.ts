@@ -42,6 +42,8 @@ export function serveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv = proces
       baseUrl: flags.providerBaseUrl ?? null,
       model: flags.model ?? null,
       apiKey: env[API_KEY_VARIABLE] || null,
+      // A copy, taken once: named providers read the variables they name from it.
+      environment: { ...env },
     },
     debugHttp: flags.debugHttp ?? false,
     logLevel: flags.logLevel ?? 'info',

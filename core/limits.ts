@@ -133,7 +133,24 @@ export const PROVIDER_LIMITS = {
   idle_timeout_ms: 120_000,
   /** The longest one request may last, however busy its stream. */
   request_deadline_ms: 1_800_000,
-  response_bytes: 16 * MiB,
+  /**
+   * Bytes of body one request may take. Real providers frame every fragment of a few characters in an
+   * event of its own: OpenAI's Chat Completions chunk around five characters of arguments takes 379 bytes,
+   * its Responses event 258, Anthropic's Messages event 139. What a round keeps (`round_argument_bytes`
+   * and `text_bytes`, 8.25 MiB) in fragments of four characters at 384 bytes an event is 792 MiB: the
+   * bound is that, rounded up. What stays in memory has its own bounds below; the deadline bounds the time.
+   */
+  response_bytes: 1_024 * MiB,
+  /** UTF-8 bytes of answer text one round may stream; past them the round fails as too large. */
+  text_bytes: 256 * KiB,
+  /**
+   * UTF-8 bytes of one call's arguments as the model wrote them: the largest any tool accepts (a built-in
+   * tool's, BUILTIN_LIMITS.argument_bytes). A call whose arguments pass it keeps none of them and is
+   * answered to the model as `invalid_arguments`; the round goes on.
+   */
+  call_argument_bytes: 4 * MiB,
+  /** UTF-8 bytes of arguments one round keeps, all its calls together; a call that would pass them is refused so. */
+  round_argument_bytes: 8 * MiB,
   /**
    * Characters one server-sent event may take: room for a whole tool call in one event, as some servers
    * send them, with the largest arguments a built-in tool accepts (4 MiB, BUILTIN_LIMITS.argument_bytes)
@@ -142,9 +159,23 @@ export const PROVIDER_LIMITS = {
    * text that may be non-ASCII where a server escapes that too: 8.5 MiB, and the chunk around it.
    */
   event_chars: 9 * MiB,
+  /**
+   * Characters of one event of the Responses API, whose `response.completed` event repeats the whole
+   * output: the round's arguments (`round_argument_bytes`) escaped once more (twice their bytes), its text
+   * escaped six-fold at worst, its carried reasoning (`carried_bytes`) and room around them: 24 MiB.
+   */
+  responses_event_chars: 24 * MiB,
+  /**
+   * UTF-8 bytes, as JSON, of the reasoning one round carries into the next round of its turn (encrypted
+   * reasoning items, signed thinking blocks); past them the round fails as too large.
+   */
+  carried_bytes: 4 * MiB,
   /** Levels of arrays and objects one event's data may nest; a deeper event is a malformed stream. */
   event_nesting_depth: 64,
+  /** Calls of one round the daemon runs; later ones are answered to the model with an error, unrun. */
   tool_calls_per_round: 64,
+  /** Calls one round may ask for at all, answered or run; a round with more fails as too large. */
+  listed_tool_calls_per_round: 1_024,
   /** Characters of one reasoning summary kept while it streams; the rest is dropped and it is truncated. */
   reasoning_summary_chars: 16_384,
 } as const;

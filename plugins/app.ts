@@ -207,10 +207,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clock,
     environmentKey: providerSettings.apiKey,
     oauth: config.provider.oauth,
+    providers: config.provider_definitions,
+    environment: providerSettings.environment ?? {},
   });
   await app.register(provider, {
     settings: providerSettings,
     config: config.provider,
+    providers: config.provider_definitions,
     clock,
     tuning: options.providerTuning,
   });

@@ -6,15 +6,18 @@ import {
   writeStoredApiKey,
   writeStoredTokens,
 } from '../config/credentials-file.js';
+import { ProviderKeysFile, readProviderKeys } from '../config/provider-keys-file.js';
 import { CredentialStore } from '../core/auth/credential-store.js';
 import type { LoginProgressEvent } from '../core/auth/login-progress.js';
 import { LoopbackCallback } from '../core/auth/loopback-callback.js';
 import { OAuthClient } from '../core/auth/oauth-client.js';
 import type { OAuthConfig } from '../core/auth/oauth-config.js';
 import { type LoginReservation, OAuthLogins, type RunningLogin } from '../core/auth/oauth-login.js';
+import { ProviderCredentials } from '../core/auth/provider-credentials.js';
 import { TokenRefresher } from '../core/auth/token-refresher.js';
 import type { Clock } from '../core/clock.js';
 import type { Connection } from '../core/connections/connection.js';
+import type { ProvidersSection } from '../core/provider/provider-definition.js';
 import { encodeEvent } from '../core/wire/frames.js';
 
 export interface AuthPluginOptions {
@@ -24,13 +27,20 @@ export interface AuthPluginOptions {
   environmentKey: string | null;
   /** `provider.oauth` of the config file, or null when no OAuth login is configured. */
   oauth: OAuthConfig | null;
+  /** The named providers, whose keys come from the variables they name or from `auth.login`. */
+  providers: ProvidersSection;
+  /** The environment as the daemon started with it: each named provider's variable is read from it once. */
+  environment: Readonly<Record<string, string | undefined>>;
 }
 
 export const LOGIN_PROGRESS_EVENT = 'auth.login_progress';
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** The `provider` section's credential (`--provider-base-url`): the one OAuth logins store. */
     credentials: CredentialStore;
+    /** Every provider's credential, the named providers' included. */
+    providerCredentials: ProviderCredentials;
     /** The OAuth logins; null when `provider.oauth` is not configured. */
     oauthLogins: OAuthLogins | null;
     /**
@@ -54,9 +64,11 @@ declare module 'fastify' {
  */
 const auth: FastifyPluginAsync<AuthPluginOptions> = async (
   fastify,
-  { home, clock, environmentKey, oauth },
+  { home, clock, environmentKey, oauth, providers, environment },
 ) => {
   const stored = await readStoredCredential(home);
+  const storedKeys = await readProviderKeys(home);
+  const keysFile = new ProviderKeysFile(home, storedKeys);
   const drain = new AbortController();
   const client = oauth === null ? null : new OAuthClient(oauth, clock);
   const refresher: TokenRefresher | undefined =
@@ -101,7 +113,26 @@ const auth: FastifyPluginAsync<AuthPluginOptions> = async (
           },
         });
 
+  const named = new Map(
+    providers.definitions.map((definition) => [
+      definition.name,
+      new CredentialStore({
+        environmentKey: definition.apiKeyEnv === null ? null : environment[definition.apiKeyEnv] || null,
+        storedKey: storedKeys[definition.name] ?? null,
+        persistence: {
+          write: (apiKey) => keysFile.write(definition.name, apiKey),
+          // Named providers sign in with keys only: `auth.login` never stores tokens for them.
+          writeTokens: () => Promise.reject(new Error('a named provider stores no OAuth tokens')),
+          remove: () => keysFile.remove(definition.name),
+        },
+      }),
+    ]),
+  );
   fastify.decorate('credentials', credentials);
+  fastify.decorate(
+    'providerCredentials',
+    new ProviderCredentials(credentials, named, providers.defaultProvider),
+  );
   fastify.decorate('oauthLogins', logins);
   fastify.decorate(
     'startOAuthLogin',

@@ -23,3 +23,12 @@ export const LoginEnded = Type.Object({
   /** The fixed failure code when `state` is `failed`, else null. */
   code: Type.Union([Type.String(), Type.Null()]),
 });
+
+/** A named provider, as `auth.login` and `auth.logout` take it; absent means the default provider. */
+export const ProviderName = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,31}$' });
+
+/** `auth.status`: the default provider's readiness, and with named providers each one's. */
+export const AuthStatus = Type.Object({
+  ...AuthReadiness.properties,
+  providers: Type.Optional(Type.Array(Type.Object({ name: Type.String(), ...AuthReadiness.properties }))),
+});

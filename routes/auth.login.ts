@@ -4,22 +4,28 @@ import { Type } from 'typebox';
 import type { RunningLogin } from '../core/auth/oauth-login.js';
 import { oauthRefusals } from '../core/auth/oauth-login.js';
 import { CONFIGURATION_LIMITS } from '../core/limits.js';
-import { AuthReadiness, LoginStarted } from './auth-schemas.js';
+import { AuthReadiness, LoginStarted, ProviderName } from './auth-schemas.js';
 
 /** Visible ASCII only: the key goes into an HTTP header. */
 const ApiKey = Type.String({ pattern: `^[\\x21-\\x7e]{1,${CONFIGURATION_LIMITS.api_key_bytes}}$` });
 
 const Payload = Type.Union([
-  Type.Object({ method: Type.Literal('api_key'), api_key: ApiKey }, { additionalProperties: false }),
-  Type.Object({ method: Type.Literal('oauth') }, { additionalProperties: false }),
+  Type.Object(
+    { method: Type.Literal('api_key'), api_key: ApiKey, provider: Type.Optional(ProviderName) },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    { method: Type.Literal('oauth'), provider: Type.Optional(ProviderName) },
+    { additionalProperties: false },
+  ),
 ]);
 
 /** OAuth logins whose progress events start once their acceptance has been written. */
 const accepted = new WeakMap<FastifyRequest, RunningLogin>();
 
 /**
- * `auth.login`: with `api_key`, stores the key in the home for the provider to use when the environment sets
- * none, and answers once it is stored. With `oauth`, starts the browser sign-in of `provider.oauth` and
+ * `auth.login`: with `api_key`, stores the key in the home for the default provider, or the one `provider`
+ * names, to use when the environment sets none, and answers once it is stored. With `oauth`, starts the browser sign-in of `provider.oauth` and
  * answers at once with its acceptance; its progress follows as `auth.login_progress` events to this
  * connection, and its outcome settles the operation. One login at a time, whichever kind; the key, the
  * authorization URL and the tokens are never echoed, logged or retained.
@@ -38,7 +44,12 @@ const authLogin: FastifyPluginAsyncTypebox = async (fastify) => {
     async (request) => {
       const { body } = request;
       const operationId = request.wire.envelope.operation_id!;
-      if (body.method === 'oauth' && fastify.oauthLogins === null) throw oauthRefusals.notConfigured();
+      const store = fastify.providerCredentials.of(body.provider);
+      // OAuth signs in the `provider` section's provider only: named providers take keys.
+      if (body.method === 'oauth' && (fastify.oauthLogins === null || store !== fastify.credentials)) {
+        throw oauthRefusals.notConfigured();
+      }
+      // One login at a time, whichever provider it is for.
       const end = fastify.credentials.beginLogin();
       const { connection } = request.wire;
       // From its admission on, an OAuth login can be cancelled, and its connection's end cancels it.
@@ -53,7 +64,7 @@ const authLogin: FastifyPluginAsyncTypebox = async (fastify) => {
       });
       await fastify.enterConfiguration(request);
       if (body.method === 'api_key') {
-        const result = await fastify.credentials.login(body.api_key);
+        const result = await store.login(body.api_key);
         fastify.operations.settle(operationId, { ok: true, result });
         return result;
       }

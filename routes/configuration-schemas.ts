@@ -5,9 +5,18 @@ import { REASONING_EFFORTS } from '../core/provider/chat-provider.js';
 
 /** Schema pieces of the `catalog.*` and `settings.*` methods. */
 export const CatalogResult = Type.Object({
-  models: Type.Array(Type.Object({ id: Type.String(), owned_by: Type.Union([Type.String(), Type.Null()]) })),
+  models: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      owned_by: Type.Union([Type.String(), Type.Null()]),
+      /** The named provider that listed the model; absent for the `provider` section's. */
+      provider: Type.Optional(Type.String()),
+    }),
+  ),
   truncated: Type.Boolean(),
   refreshed_at: Type.Union([Type.Integer(), Type.Null()]),
+  /** `catalog.refresh` only: the providers whose listing failed (null for the `provider` section's). */
+  failed: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Null()]))),
 });
 
 export const ModelId = Type.String({ pattern: MODEL_ID_PATTERN });

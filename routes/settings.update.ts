@@ -39,7 +39,12 @@ const settingsUpdate: FastifyPluginAsyncTypebox = async (fastify) => {
           ? { kind: 'global' }
           : { kind: 'project', workspace: projectKey(workspace, SERVICE_LIMITS.workspace_path_bytes) };
       await fastify.enterConfiguration(request);
-      return fastify.modelSettings.update(scope, changes, fastify.modelCatalog);
+      // A model is checked under the id the catalog lists it by (`NAME/model` on a named provider).
+      const { router } = fastify.provider;
+      const catalog = {
+        has: (model: string) => fastify.modelCatalog.has(router?.catalogId(model) ?? model),
+      };
+      return fastify.modelSettings.update(scope, changes, catalog);
     },
   );
 };

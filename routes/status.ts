@@ -1,5 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import type { ProviderCredentials } from '../core/auth/provider-credentials.js';
+import { PROVIDER_KINDS } from '../core/provider/provider-definition.js';
+import type { ProviderRouter } from '../core/provider/provider-router.js';
 import { AuthReadiness } from './auth-schemas.js';
 import { EmptyPayload } from './schemas.js';
 
@@ -56,6 +59,17 @@ const Result = Type.Object({
     configured: Type.Boolean(),
   }),
   auth: AuthReadiness,
+  /** With named providers only: each, in the configuration's order, with its API and its credential. */
+  providers: Type.Optional(
+    Type.Array(
+      Type.Object({
+        name: Type.String(),
+        kind: Type.String(),
+        default: Type.Boolean(),
+        auth: AuthReadiness,
+      }),
+    ),
+  ),
   sessions: Type.Integer(),
   active_turns: Type.Integer(),
   tools: Type.Object({
@@ -134,14 +148,21 @@ const status: FastifyPluginAsyncTypebox = async (fastify) => {
     },
     async () => {
       await fastify.modelSettings.reload();
-      const { kind, endpointConfigured } = fastify.provider;
+      const { kind, router } = fastify.provider;
       const model = fastify.modelSettings.selection(null)?.model ?? null;
-      const configured = endpointConfigured && model !== null;
+      // Configured: the selected model names a provider that is (the default one, or `NAME/`'s).
+      const route = model === null ? null : (router?.route(model) ?? null);
+      const credentials = fastify.providerCredentials;
       return {
-        ready: configured,
+        ready: route !== null,
         home_id: fastify.homeId,
-        provider: { kind, model, configured },
-        auth: fastify.credentials.readiness(),
+        provider: {
+          kind: route ? PROVIDER_KINDS[route.provider.api] : kind,
+          model,
+          configured: route !== null,
+        },
+        auth: credentials.of(undefined).readiness(),
+        ...(credentials.hasNamed && router ? { providers: namedProviders(router, credentials) } : {}),
         sessions: fastify.history.countSessions(),
         active_turns: fastify.turns.activeCount,
         tools: { builtin: [...fastify.agent.toolbox.offered], run_command: fastify.agent.runCommand },
@@ -160,3 +181,19 @@ const status: FastifyPluginAsyncTypebox = async (fastify) => {
 };
 
 export default status;
+
+function namedProviders(router: ProviderRouter, credentials: ProviderCredentials) {
+  const defaultName = router.defaultProvider?.name ?? null;
+  return router.providers.flatMap(({ name, api }) =>
+    name === null
+      ? []
+      : [
+          {
+            name,
+            kind: PROVIDER_KINDS[api],
+            default: name === defaultName,
+            auth: credentials.of(name).readiness(),
+          },
+        ],
+  );
+}

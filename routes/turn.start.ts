@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import type { ModelSelection } from '../core/provider/chat-provider.js';
+import type { ProviderRouter } from '../core/provider/provider-router.js';
 import { ApplicationSelection, TURN_MUTATION } from './turn-schemas.js';
 
 export const Payload = Type.Object(
@@ -52,7 +54,7 @@ const turnStart: FastifyPluginAsyncTypebox = async (fastify) => {
         prompt: request.body.prompt,
         workspace: workspace!,
         application: request.body.application,
-        selection: fastify.modelSettings.selection(workspace),
+        selection: routable(fastify.modelSettings.selection(workspace), fastify.provider.router),
       });
       accepted.set(request, begin);
       return acceptance;
@@ -61,3 +63,8 @@ const turnStart: FastifyPluginAsyncTypebox = async (fastify) => {
 };
 
 export default turnStart;
+
+/** A selection no configured provider serves is none: the turn is refused `provider_unavailable`. */
+function routable(selection: ModelSelection | null, router: ProviderRouter | null): ModelSelection | null {
+  return selection !== null && router?.route(selection.model) ? selection : null;
+}

@@ -52,8 +52,14 @@ export async function runSubagent(work: SubagentWork): Promise<ToolOutcome> {
         },
       );
       if (work.signal.aborted) return CANCELLED;
-      if (answer.toolCalls.length === 0) return answerOutcome(text);
-      messages.push({ role: 'assistant', content: answer.text, toolCalls: answer.toolCalls });
+      if (answer.toolCalls.length === 0 && !answer.paused) return answerOutcome(text);
+      messages.push({
+        role: 'assistant',
+        content: answer.text,
+        toolCalls: answer.toolCalls,
+        ...(answer.carry ? { carry: answer.carry } : {}),
+      });
+      if (answer.toolCalls.length === 0) continue;
       const texts = await work.runCalls(answer.toolCalls);
       if (work.signal.aborted) return CANCELLED;
       for (const toolCall of answer.toolCalls) {

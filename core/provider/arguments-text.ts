@@ -10,6 +10,10 @@ const WHITE_SPACE = /^\s$/u;
  */
 export class ArgumentsText {
   #text = '';
+  /** The text's UTF-8 bytes, counted as it arrives. */
+  #bytes = 0;
+  /** The last UTF-16 code unit of the text (NaN when empty): read apart, as the text is rarely flat. */
+  #lastCode = Number.NaN;
   /** Open brackets outside strings; below zero the text is no value at all. */
   #depth = 0;
   #inString = false;
@@ -27,13 +31,31 @@ export class ArgumentsText {
     return this.#text;
   }
 
+  /** UTF-8 bytes of the text, as `Buffer.byteLength` counts them for the whole of it. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** The UTF-8 bytes `fragment` would add to the text. */
+  bytesOf(fragment: string): number {
+    const bytes = Buffer.byteLength(fragment);
+    // A surrogate pair cut between fragments is one four-byte character, not two three-byte ones.
+    const joinsPair = isHighSurrogate(this.#lastCode) && isLowSurrogate(fragment.charCodeAt(0));
+    return joinsPair ? bytes - 2 : bytes;
+  }
+
   append(fragment: string): void {
+    if (fragment === '') return;
+    this.#bytes += this.bytesOf(fragment);
+    this.#lastCode = fragment.charCodeAt(fragment.length - 1);
     this.#text += fragment;
     for (const character of fragment) this.#scan(character);
   }
 
   replace(text: string): void {
     this.#text = '';
+    this.#bytes = 0;
+    this.#lastCode = Number.NaN;
     this.#depth = 0;
     this.#inString = false;
     this.#escaped = false;
@@ -84,4 +106,12 @@ export class ArgumentsText {
       if (this.#depth < 0) this.#spoilt = true;
     }
   }
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }

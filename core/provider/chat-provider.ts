@@ -1,7 +1,8 @@
 /**
  * The model provider as the turn engine sees it: a neutral conversation in, one streamed model round
- * out. Nothing here depends on a provider's wire format; `openai-chat-provider.ts` implements it over the
- * OpenAI-compatible Chat Completions streaming API.
+ * out. Nothing here depends on a provider's wire format: `openai-chat-provider.ts` implements it over the
+ * Chat Completions API, `responses/` over OpenAI's Responses API, `messages/` over Anthropic's Messages
+ * API, and `provider-router.ts` sends each round to the provider its model names.
  */
 
 /** A tool call the model asked for. */
@@ -11,12 +12,38 @@ export interface ToolCall {
   name: string;
   /** The arguments as the model wrote them, a JSON text (`{}` when none arrived); not checked here. */
   arguments: string;
+  /**
+   * The call passed a bound of its round and is answered to the model with an error, never run:
+   * `round_calls` when it came after the calls a round runs, `arguments` when its arguments passed
+   * their bound (none of them are kept: `arguments` is then `{}`).
+   */
+  exceeds?: 'round_calls' | 'arguments';
+}
+
+/**
+ * One part of a round's output as its API returned it, in order: reasoning the API wants back unchanged
+ * (an encrypted Responses reasoning item, a signed Messages thinking block), the round's text, or its call
+ * number `index`.
+ */
+export type CarriedPart =
+  | { kind: 'reasoning'; item: Readonly<Record<string, unknown>> }
+  | { kind: 'text'; text: string }
+  | { kind: 'call'; index: number };
+
+/**
+ * What an API needs of an earlier round of the same turn beyond its text and calls: its output as it came,
+ * reasoning included. Only the adapter of that API reads it, to send it back in the next round; it is
+ * never shown, logged, stored or carried past the turn.
+ */
+export interface RoundCarry {
+  readonly api: 'responses' | 'messages';
+  readonly parts: readonly CarriedPart[];
 }
 
 export type ConversationMessage =
   | { role: 'user'; content: string }
-  /** An earlier round's answer: its text and the calls it asked for, in their order. */
-  | { role: 'assistant'; content: string; toolCalls: readonly ToolCall[] }
+  /** An earlier round's answer: its text and the calls it asked for, in their order, and what it carries. */
+  | { role: 'assistant'; content: string; toolCalls: readonly ToolCall[]; carry?: RoundCarry }
   /** The result of one call, an error's text included. */
   | { role: 'tool'; toolCallId: string; content: string };
 
@@ -83,6 +110,13 @@ export interface ProviderRound {
   finishReason: string | null;
   /** Token counts when the server reported them. */
   usage: ProviderUsage | null;
+  /** The round's output as its API wants it back in the next round, when it has reasoning to carry. */
+  carry?: RoundCarry;
+  /**
+   * The provider paused the round before its end and asks for it back as it is to continue (the Messages
+   * API's `pause_turn`): the next round continues it, with no call to answer.
+   */
+  paused?: boolean;
 }
 
 export interface ChatProvider {

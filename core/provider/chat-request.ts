@@ -71,7 +71,7 @@ function chatMessage(message: ConversationMessage, options: ChatRequestOptions):
  * arguments are not a JSON object, so arguments the model got wrong are replayed as `{}` (the call's
  * result says what went wrong).
  */
-function replayableArguments(text: string): string {
+export function replayableArguments(text: string): string {
   try {
     const value: unknown = JSON.parse(text);
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) return text;
@@ -94,9 +94,4 @@ export function chatRequestHeaders(
   for (const [name, value] of Object.entries(extra)) headers.set(name.toLowerCase(), value);
   if (apiKey !== null) headers.set('authorization', `Bearer ${apiKey}`);
   return Object.fromEntries(headers);
-}
-
-/** `{baseUrl}/chat/completions`, whether or not the base URL ends with a slash. */
-export function chatCompletionsUrl(baseUrl: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
 }

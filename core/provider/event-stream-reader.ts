@@ -1,25 +1,34 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import type { ProviderEvent, ProviderRound } from './chat-provider.js';
+import type { ProviderRound } from './chat-provider.js';
 import { ProviderError } from './provider-error.js';
-import { RoundAssembler } from './round-assembler.js';
+import type { RoundReader } from './streaming-provider.js';
+
+/** What an API makes of the events of its stream. */
+export interface StreamAssembler {
+  /**
+   * One event: its `event:` type (undefined when it has none) and its data. Returns true when the event
+   * ends the stream. `cutByEnd` says the data was completed by the end of the body rather than by a
+   * blank line, so data that does not parse there is a truncation.
+   */
+  event(type: string | undefined, data: string, cutByEnd: boolean): boolean;
+  /** The finished round at the end of the body; `sawEnd` when an event ended the stream. */
+  finish(sawEnd: boolean): ProviderRound;
+}
 
 export interface EventStreamBounds {
   /** Bytes of body one round may take. */
   responseBytes: number;
   /** Characters one event (its lines so far) may take before it ends. */
   eventChars: number;
-  toolCalls: number;
-  /** Characters kept of one reasoning summary; absent or null when the provider is not read for summaries. */
-  summaryChars?: number | null;
 }
 
 /**
  * A response body, byte chunk by byte chunk, cut anywhere (inside a UTF-8 sequence, a field name or a
- * CRLF), read as server-sent events (comments, CRLF and multi-line data are the parser's) into a round.
- * `event: error`, an `error:` field and `data: {"error":…}` are the stream's own failure reports.
+ * CRLF), read as server-sent events (comments, CRLF and multi-line data are the parser's) and handed to an
+ * API's assembler. An `error:` field is the stream's own failure report, whatever the API.
  */
-export class EventStreamReader {
-  readonly #assembler: RoundAssembler;
+export class EventStreamReader implements RoundReader {
+  readonly #assembler: StreamAssembler;
   readonly #parser: EventSourceParser;
   readonly #decoder = new TextDecoder('utf-8', { fatal: true });
   readonly #maxBytes: number;
@@ -27,16 +36,14 @@ export class EventStreamReader {
   #done = false;
   #cutByEnd = false;
 
-  constructor(emit: (event: ProviderEvent) => void, bounds: EventStreamBounds) {
-    this.#assembler = new RoundAssembler(emit, bounds.toolCalls, bounds.summaryChars ?? null);
+  constructor(assembler: StreamAssembler, bounds: EventStreamBounds) {
+    this.#assembler = assembler;
     this.#maxBytes = bounds.responseBytes;
     this.#parser = createParser({
       maxBufferSize: bounds.eventChars,
       onEvent: (message) => {
         if (this.#done) return;
-        if (message.event === 'error') throw new ProviderError('in_band_error');
-        if (message.event !== undefined && message.event !== 'message') return;
-        this.#done = this.#assembler.data(message.data, this.#cutByEnd);
+        this.#done = this.#assembler.event(message.event, message.data, this.#cutByEnd);
       },
       onError: (error) => {
         if (error.type === 'unknown-field' && error.field === 'error')
@@ -46,7 +53,7 @@ export class EventStreamReader {
     });
   }
 
-  /** The `[DONE]` sentinel arrived: nothing after it is read. */
+  /** The stream said it was over: nothing after it is read. */
   get done(): boolean {
     return this.#done;
   }
@@ -64,7 +71,7 @@ export class EventStreamReader {
     this.#parser.feed(text);
   }
 
-  /** The body ended (or `[DONE]` came): the finished round, or why there is none. */
+  /** The body ended (or the stream said it was over): the finished round, or why there is none. */
   end(): ProviderRound {
     if (!this.#done) {
       let tail: string;

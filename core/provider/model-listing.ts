@@ -1,5 +1,4 @@
 import { type Clock, deadlineAt } from '../clock.js';
-import { chatRequestHeaders } from './chat-request.js';
 import { ProviderError } from './provider-error.js';
 import { RequestAbort } from './request-abort.js';
 
@@ -8,8 +7,8 @@ export interface ModelListingOptions {
   baseUrl: string;
   /** The bearer key, asked at every listing. */
   apiKey: () => string | null | Promise<string | null>;
-  /** Sent with every request, like the chat requests'; values may be secrets. */
-  headers: Readonly<Record<string, string>>;
+  /** The request's headers with the key (null: none), as the provider's API sends them; values may be secrets. */
+  headers: (apiKey: string | null) => Record<string, string>;
   clock: Clock;
   /** The longest the whole listing may take, from the request to the last byte. */
   deadlineMs: number;
@@ -18,7 +17,7 @@ export interface ModelListingOptions {
 }
 
 /**
- * `GET {baseUrl}/models` of an OpenAI-compatible API: the answer's JSON, unjudged. One request, no retry
+ * `GET {baseUrl}/models` (OpenAI's APIs and Anthropic's answer it alike): the answer's JSON, unjudged. One request, no retry
  * (a refresh is asked for by a person, who can ask again), no redirect. Failures are `ProviderError`s:
  * the kind and the HTTP status only, never the provider's text.
  */
@@ -37,7 +36,7 @@ export class ModelListing {
     const abort = new RequestAbort(signal);
     const deadline = deadlineAt(clock, clock.now() + this.#options.deadlineMs, () => abort.abort('deadline'));
     try {
-      const headers = chatRequestHeaders(await this.#options.apiKey(), this.#options.headers);
+      const headers = this.#options.headers(await this.#options.apiKey());
       delete headers['content-type'];
       headers.accept = 'application/json';
       let response: Response;

@@ -1,49 +1,24 @@
-import { type Clock, deadlineAt } from '../clock.js';
-import { PROVIDER_LIMITS } from '../limits.js';
-import type { ChatProvider, ProviderEvent, ProviderRequest, ProviderRound } from './chat-provider.js';
-import {
-  type ChatRequestOptions,
-  chatCompletionsUrl,
-  chatRequestBody,
-  chatRequestHeaders,
-} from './chat-request.js';
+import type { ProviderEvent, ProviderRequest } from './chat-provider.js';
+import { type ChatRequestOptions, chatRequestBody, chatRequestHeaders } from './chat-request.js';
 import { EventStreamReader } from './event-stream-reader.js';
-import { HttpPoster, type PostResponse } from './http-post.js';
-import { ProviderError, type ProviderFailure } from './provider-error.js';
-import { RequestAbort } from './request-abort.js';
+import { roundBounds } from './provider-limits.js';
+import { RoundAssembler } from './round-assembler.js';
 import {
-  isRetryableStatus,
-  NO_RETRY_HINT,
-  type RetryHint,
-  readRetryHint,
-  retryDelayMs,
-} from './retry-policy.js';
+  endpointUrl,
+  type PreparedRequest,
+  type RoundReader,
+  type StreamingOptions,
+  StreamingProvider,
+} from './streaming-provider.js';
 
-export type ProviderLimits = { -readonly [Bound in keyof typeof PROVIDER_LIMITS]: number };
+export type { ProviderLimits } from './provider-limits.js';
+export type { RetryNotice } from './streaming-provider.js';
 
-/** A retry about to happen, for the log: the failed attempt's kind and status, never its text. */
-export interface RetryNotice {
-  /** The attempt that failed, 1 for the first request. */
-  attempt: number;
-  delayMs: number;
-  kind: ProviderFailure;
-  status: number | null;
-}
-
-export interface OpenAiChatProviderOptions extends ChatRequestOptions {
+export interface OpenAiChatProviderOptions extends ChatRequestOptions, StreamingOptions {
   /** E.g. `http://127.0.0.1:8080/v1`; requests go to `{baseUrl}/chat/completions`. */
   baseUrl: string;
-  /** The bearer key, or how to read it: a function is asked at every round, so a new key applies at once. */
-  apiKey: string | null | (() => string | null | Promise<string | null>);
   /** Sent with every request; values may be secrets. */
   headers: Readonly<Record<string, string>>;
-  clock: Clock;
-  /** Replaces some of `PROVIDER_LIMITS` (tests shorten them). */
-  limits?: Partial<ProviderLimits>;
-  /** Draws the backoff jitter, in [0, 1). */
-  random?: () => number;
-  /** Told of each retry once its wait has begun. */
-  onRetry?: (notice: RetryNotice) => void;
   /**
    * The provider sends reasoning summaries in its documented `reasoning_details` field (configured, never
    * guessed): only then are they read, as `reasoning_summary` events.
@@ -51,151 +26,31 @@ export interface OpenAiChatProviderOptions extends ChatRequestOptions {
   reasoningSummary?: boolean;
 }
 
-type AttemptOutcome =
-  | { round: ProviderRound }
-  | { error: ProviderError; retryable: boolean; hint: RetryHint };
-
-/** An error thrown by the caller's `onEvent`, carried out of the stream reading to be rethrown as is. */
-class ConsumerRefusal {
-  constructor(readonly error: unknown) {}
-}
-
-/**
- * A `ChatProvider` over the OpenAI-compatible Chat Completions streaming API, over `node:http`.
- *
- * Each attempt has its own AbortController, aborted by the caller's signal, by an idle watchdog that
- * every received chunk of bytes resets (keep-alive comments included) and by a deadline. A failed attempt
- * is retried only while nothing has reached `onEvent`: network failures and retryable statuses, after
- * the server's hint or an exponential backoff. Redirects are not followed, so the conversation and the
- * headers go only to the configured URL.
- */
-export class OpenAiChatProvider implements ChatProvider {
+/** A `ChatProvider` over the OpenAI-compatible Chat Completions streaming API (`POST …/chat/completions`). */
+export class OpenAiChatProvider extends StreamingProvider {
   readonly #options: OpenAiChatProviderOptions;
-  readonly #limits: ProviderLimits;
   readonly #url: URL;
-  readonly #random: () => number;
-  readonly #http = new HttpPoster();
 
   constructor(options: OpenAiChatProviderOptions) {
+    super(options);
     this.#options = options;
-    this.#limits = { ...PROVIDER_LIMITS, ...options.limits };
-    this.#url = new URL(chatCompletionsUrl(options.baseUrl));
-    this.#random = options.random ?? Math.random;
+    this.#url = endpointUrl(options.baseUrl, 'chat/completions');
   }
 
-  async complete(request: ProviderRequest, onEvent: (event: ProviderEvent) => void): Promise<ProviderRound> {
-    const body = JSON.stringify(chatRequestBody(request, this.#options));
-    const { apiKey } = this.#options;
-    // A token source may refresh first (an OAuth access token about to expire).
-    const headers = chatRequestHeaders(
-      typeof apiKey === 'function' ? await apiKey() : apiKey,
-      this.#options.headers,
-    );
-    let outputStarted = false;
-    const emit = (event: ProviderEvent): void => {
-      outputStarted = true;
-      try {
-        onEvent(event);
-      } catch (error) {
-        throw new ConsumerRefusal(error);
-      }
+  protected prepare(request: ProviderRequest, apiKey: string | null): PreparedRequest {
+    return {
+      url: this.#url,
+      headers: chatRequestHeaders(apiKey, this.#options.headers),
+      body: JSON.stringify(chatRequestBody(request, this.#options)),
     };
-    for (let attempt = 1; ; attempt++) {
-      const outcome = await this.#attempt(body, headers, request.signal, emit);
-      if ('round' in outcome) return outcome.round;
-      const retryable = outcome.hint.shouldRetry ?? outcome.retryable;
-      if (!retryable || outputStarted || attempt >= this.#limits.attempts) throw outcome.error;
-      const delayMs = retryDelayMs(attempt - 1, outcome.hint, this.#random, {
-        backoffBaseMs: this.#limits.backoff_base_ms,
-        backoffCapMs: this.#limits.backoff_cap_ms,
-        backoffJitter: this.#limits.backoff_jitter,
-        hintCapMs: this.#limits.retry_hint_cap_ms,
-      });
-      const pause = sleep(this.#options.clock, delayMs, request.signal);
-      this.#options.onRetry?.({ attempt, delayMs, kind: outcome.error.kind, status: outcome.error.status });
-      await pause;
-    }
   }
 
-  async #attempt(
-    body: string,
-    headers: Record<string, string>,
-    signal: AbortSignal,
-    emit: (event: ProviderEvent) => void,
-  ): Promise<AttemptOutcome> {
-    if (signal.aborted) return failed('cancelled');
-    const clock = this.#options.clock;
-    const abort = new RequestAbort(signal);
-    const after = (ms: number, why: ProviderFailure) =>
-      deadlineAt(clock, clock.now() + ms, () => abort.abort(why));
-    let idle = after(this.#limits.idle_timeout_ms, 'idle_timeout');
-    const touch = () => {
-      idle.cancel();
-      idle = after(this.#limits.idle_timeout_ms, 'idle_timeout');
-    };
-    const deadline = after(this.#limits.request_deadline_ms, 'deadline');
-    try {
-      let response: PostResponse;
-      try {
-        response = await this.#http.post(this.#url, headers, body, abort.signal);
-      } catch {
-        return abort.cause === null ? failed('unreachable', true) : failed(abort.cause);
-      }
-      touch();
-      if (response.status < 200 || response.status > 299) {
-        const hint = readRetryHint(response.headers(), clock.wallNow());
-        response.finish();
-        return {
-          error: new ProviderError('http_status', response.status),
-          retryable: isRetryableStatus(response.status),
-          hint,
-        };
-      }
-      const reader = new EventStreamReader(emit, {
-        responseBytes: this.#limits.response_bytes,
-        eventChars: this.#limits.event_chars,
-        toolCalls: this.#limits.tool_calls_per_round,
-        summaryChars: this.#options.reasoningSummary ? this.#limits.reasoning_summary_chars : null,
-      });
-      try {
-        for await (const bytes of response.body) {
-          touch();
-          reader.push(bytes);
-          if (reader.done) break;
-        }
-        response.finish();
-        return { round: reader.end() };
-      } catch (error) {
-        response.finish();
-        if (error instanceof ConsumerRefusal) throw error.error;
-        if (abort.cause !== null) return failed(abort.cause);
-        if (error instanceof ProviderError) return { error, retryable: false, hint: NO_RETRY_HINT };
-        // The connection broke in the middle of the body.
-        return failed('truncated', true);
-      }
-    } finally {
-      idle.cancel();
-      deadline.cancel();
-      abort.dispose();
-    }
-  }
-}
-
-function failed(kind: ProviderFailure, retryable = false): AttemptOutcome {
-  return { error: new ProviderError(kind), retryable, hint: NO_RETRY_HINT };
-}
-
-/** Waits `ms` on the clock; rejects as `cancelled` as soon as the signal aborts. */
-function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const cancel = () => {
-      timer.cancel();
-      reject(new ProviderError('cancelled'));
-    };
-    const timer = deadlineAt(clock, clock.now() + ms, () => {
-      signal.removeEventListener('abort', cancel);
-      resolve();
+  protected reader(emit: (event: ProviderEvent) => void): RoundReader {
+    const { limits } = this;
+    const assembler = new RoundAssembler(emit, roundBounds(limits, this.#options.reasoningSummary === true));
+    return new EventStreamReader(assembler, {
+      responseBytes: limits.response_bytes,
+      eventChars: limits.event_chars,
     });
-    signal.addEventListener('abort', cancel, { once: true });
-  });
+  }
 }

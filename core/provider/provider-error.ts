@@ -5,6 +5,7 @@ export const PROVIDER_FAILURES = {
   malformed_stream: 'the provider sent a stream that is not a chat completion stream',
   truncated: 'the provider stream ended before the answer was finished',
   in_band_error: 'the provider reported an error inside its stream',
+  overloaded: 'the provider reported that it is overloaded',
   empty_response: 'the provider answered with an empty stream',
   too_large: 'the provider answer exceeds the daemon bounds',
   idle_timeout: 'the provider sent nothing for too long',

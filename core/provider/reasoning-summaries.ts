@@ -61,16 +61,23 @@ export class ReasoningSummaries {
   }
 
   #append(item: Item, fragment: string): void {
-    if (item.truncated) return;
-    const room = this.#maxChars - item.text.length;
-    if (fragment.length <= room) {
-      item.text += fragment;
-      return;
-    }
-    let kept = fragment.slice(0, room);
-    // Never keep half of a surrogate pair.
-    if (/[\ud800-\udbff]$/.test(kept)) kept = kept.slice(0, -1);
-    item.text += kept;
-    item.truncated = true;
+    const next = appendWithin(item, fragment, this.#maxChars);
+    item.text = next.text;
+    item.truncated = next.truncated;
   }
+}
+
+/** `fragment` added to a summary kept to `maxChars` characters: what fits, and whether anything did not. */
+export function appendWithin(
+  summary: { text: string; truncated: boolean },
+  fragment: string,
+  maxChars: number,
+): { text: string; truncated: boolean } {
+  if (summary.truncated) return summary;
+  const room = maxChars - summary.text.length;
+  if (fragment.length <= room) return { text: summary.text + fragment, truncated: false };
+  let kept = fragment.slice(0, room);
+  // Never keep half of a surrogate pair.
+  if (/[\ud800-\udbff]$/.test(kept)) kept = kept.slice(0, -1);
+  return { text: summary.text + kept, truncated: true };
 }

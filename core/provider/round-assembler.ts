@@ -1,21 +1,25 @@
 import { exceedsJsonDepth } from '../json-depth.js';
 import { PROVIDER_LIMITS } from '../limits.js';
 import type { ProviderEvent, ProviderRound, ProviderUsage } from './chat-provider.js';
+import type { StreamAssembler } from './event-stream-reader.js';
 import { ProviderError } from './provider-error.js';
+import type { RoundBounds } from './provider-limits.js';
 import { ReasoningSummaries } from './reasoning-summaries.js';
 import { ThinkTagSplitter } from './think-tags.js';
 import { ToolCallAccumulator } from './tool-call-accumulator.js';
 
 /**
- * One round's chunks, from the `data` of each server-sent event to the finished round. It is lenient
- * about shape (empty chunks, null members, unknown keys are all fine) and strict about meaning: an error
- * in the stream, an empty stream and a stream that stops before its end are failures.
+ * One Chat Completions round's chunks, from the `data` of each server-sent event to the finished round. It
+ * is lenient about shape (empty chunks, null members, unknown keys are all fine) and strict about meaning:
+ * an error in the stream, an empty stream and a stream that stops before its end are failures.
  */
-export class RoundAssembler {
+export class RoundAssembler implements StreamAssembler {
   readonly #emit: (event: ProviderEvent) => void;
   readonly #calls: ToolCallAccumulator;
   readonly #think = new ThinkTagSplitter();
   #text = '';
+  #textBytes = 0;
+  readonly #maxTextBytes: number;
   #finishReason: string | null = null;
   #usage: ProviderUsage | null = null;
   #chunks = 0;
@@ -24,15 +28,18 @@ export class RoundAssembler {
   /** Null unless the provider is configured as sending documented reasoning summaries. */
   readonly #summaries: ReasoningSummaries | null;
 
-  /** `summaryChars`: characters kept of one reasoning summary, or null not to read summaries at all. */
-  constructor(
-    emit: (event: ProviderEvent) => void,
-    maxToolCalls: number,
-    summaryChars: number | null = null,
-  ) {
+  constructor(emit: (event: ProviderEvent) => void, bounds: RoundBounds) {
     this.#emit = emit;
-    this.#calls = new ToolCallAccumulator(maxToolCalls);
-    this.#summaries = summaryChars === null ? null : new ReasoningSummaries(summaryChars);
+    this.#calls = new ToolCallAccumulator(bounds);
+    this.#maxTextBytes = bounds.textBytes;
+    this.#summaries = bounds.summaryChars === null ? null : new ReasoningSummaries(bounds.summaryChars);
+  }
+
+  /** Events typed other than `message` are not chunks; `event: error` is the stream's failure report. */
+  event(type: string | undefined, data: string, cutByEnd: boolean): boolean {
+    if (type === 'error') throw new ProviderError('in_band_error');
+    if (type !== undefined && type !== 'message') return false;
+    return this.data(data, cutByEnd);
   }
 
   /**
@@ -110,7 +117,11 @@ export class RoundAssembler {
   }
 
   #content(kind: 'text' | 'reasoning', text: string): void {
-    if (kind === 'text') this.#text += text;
+    if (kind === 'text') {
+      this.#textBytes += Buffer.byteLength(text);
+      if (this.#textBytes > this.#maxTextBytes) throw new ProviderError('too_large');
+      this.#text += text;
+    }
     this.#emit({ kind, delta: text });
   }
 }

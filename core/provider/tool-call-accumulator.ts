@@ -12,6 +12,20 @@ interface PartialCall {
   id: string | null;
   name: string | null;
   readonly arguments: ArgumentsText;
+  /** The bound the call passed, after which none of its arguments are kept; null within them. */
+  exceeds: ToolCall['exceeds'] | null;
+}
+
+/** The bounds of one round's calls (PROVIDER_LIMITS names them). */
+export interface ToolCallBounds {
+  /** Calls the round runs; later ones are listed to be answered with an error. */
+  runCalls: number;
+  /** Calls the round may list at all; one more is a stream too large. */
+  listedCalls: number;
+  /** UTF-8 bytes of one call's arguments. */
+  callArgumentBytes: number;
+  /** UTF-8 bytes of the arguments of all the round's calls. */
+  roundArgumentBytes: number;
 }
 
 /**
@@ -28,15 +42,19 @@ interface PartialCall {
  * - `type` is ignored, and the legacy `function_call` counts only in a round without `tool_calls`.
  *
  * Calls are final only in `finish`, at the end of the stream: never when the arguments first parse.
+ * A call past the calls a round runs, or whose arguments pass their bound or the round's, keeps no
+ * arguments and is marked so: it fails as that call, the round goes on.
  */
 export class ToolCallAccumulator {
-  readonly #maxCalls: number;
+  readonly #bounds: ToolCallBounds;
   readonly #calls: PartialCall[] = [];
   readonly #latestAtIndex = new Map<number, PartialCall>();
   #latestLegacy: PartialCall | null = null;
+  /** UTF-8 bytes of the arguments kept, all calls together. */
+  #argumentBytes = 0;
 
-  constructor(maxCalls: number) {
-    this.#maxCalls = maxCalls;
+  constructor(bounds: ToolCallBounds) {
+    this.#bounds = bounds;
   }
 
   /** One chunk's `delta.tool_calls`; returns how many calls it opened. */
@@ -69,6 +87,7 @@ export class ToolCallAccumulator {
         id = newId('call');
       }
       ids.add(id);
+      if (call.exceeds !== null) return { id, name: call.name, arguments: '{}', exceeds: call.exceeds };
       const text = call.arguments.text;
       return { id, name: call.name, arguments: text.trim() === '' ? '{}' : text };
     });
@@ -90,16 +109,47 @@ export class ToolCallAccumulator {
     if (call !== null && startsAnotherCall(call, id, name, args)) call = null;
     const opened = call === null;
     if (call === null) {
-      if (this.#calls.length >= this.#maxCalls) throw new ProviderError('too_large');
-      call = { index, legacy, id: null, name: null, arguments: new ArgumentsText() };
+      const count = this.#calls.length;
+      if (count >= this.#bounds.listedCalls) throw new ProviderError('too_large');
+      const exceeds = count >= this.#bounds.runCalls ? 'round_calls' : null;
+      call = { index, legacy, id: null, name: null, arguments: new ArgumentsText(), exceeds };
       this.#calls.push(call);
       if (legacy) this.#latestLegacy = call;
       else if (index !== null) this.#latestAtIndex.set(index, call);
     }
     if (id !== null) call.id = id;
     if (name !== null) call.name = name;
-    appendArguments(call, args);
+    this.#appendArguments(call, args);
     return opened;
+  }
+
+  #appendArguments(call: PartialCall, args: unknown): void {
+    if (call.exceeds !== null) return;
+    let replacement: string | null = null;
+    let fragment = '';
+    if (typeof args === 'object' && args !== null) {
+      replacement = JSON.stringify(args);
+    } else if (typeof args === 'string' && args !== '') {
+      // Complete arguments cannot be continued: a new value after them restates them.
+      if (opensValue(args) && call.arguments.complete) replacement = args;
+      else fragment = args;
+    }
+    if (replacement === null && fragment === '') return;
+    const before = call.arguments.bytes;
+    const after =
+      replacement !== null ? Buffer.byteLength(replacement) : before + call.arguments.bytesOf(fragment);
+    if (
+      after > this.#bounds.callArgumentBytes ||
+      this.#argumentBytes - before + after > this.#bounds.roundArgumentBytes
+    ) {
+      this.#argumentBytes -= before;
+      call.arguments.replace('');
+      call.exceeds = 'arguments';
+      return;
+    }
+    this.#argumentBytes += after - before;
+    if (replacement !== null) call.arguments.replace(replacement);
+    else call.arguments.append(fragment);
   }
 }
 
@@ -118,16 +168,6 @@ function startsAnotherCall(
     call.arguments.complete &&
     call.arguments.text.trim() !== '{}'
   );
-}
-
-function appendArguments(call: PartialCall, args: unknown): void {
-  if (typeof args === 'object' && args !== null) {
-    call.arguments.replace(JSON.stringify(args));
-  } else if (typeof args === 'string' && args !== '') {
-    // Complete arguments cannot be continued: a new value after them restates them.
-    if (opensValue(args) && call.arguments.complete) call.arguments.replace(args);
-    else call.arguments.append(args);
-  }
 }
 
 function carriesArguments(args: unknown): boolean {

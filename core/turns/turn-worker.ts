@@ -9,6 +9,7 @@ import type {
   ConversationMessage,
   FunctionTool,
   ModelSelection,
+  ProviderRound,
   ToolCall,
 } from '../provider/chat-provider.js';
 import { ProviderError } from '../provider/provider-error.js';
@@ -86,8 +87,9 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
         },
       );
       if (turn.ending) return turn.ending;
-      if (answer.toolCalls.length === 0) return new TurnEnding('completed');
-      messages.push({ role: 'assistant', content: answer.text, toolCalls: answer.toolCalls });
+      if (answer.toolCalls.length === 0 && !answer.paused) return new TurnEnding('completed');
+      messages.push(assistantMessage(answer));
+      if (answer.toolCalls.length === 0) continue;
       const texts = await runCalls(work, scope, answer.toolCalls);
       if (turn.ending) return turn.ending;
       for (const toolCall of answer.toolCalls) {
@@ -105,6 +107,16 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
     }
     return daemonFailure(error);
   }
+}
+
+/** A finished round as the conversation's next assistant message, with what its API carries. */
+export function assistantMessage(round: ProviderRound): ConversationMessage {
+  return {
+    role: 'assistant',
+    content: round.text,
+    toolCalls: round.toolCalls,
+    ...(round.carry ? { carry: round.carry } : {}),
+  };
 }
 
 /** One round's calls: the offered built-ins run here, everything else is the application's to run or refuse. */

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { ConfigError, defaultConfig, loadConfigFile, parseConfig } from '../../config/config-file.js';
+import { NO_PROVIDERS } from '../../core/provider/provider-definition.js';
 
 /** A value that must never appear in an error message. */
 const SECRET = 'sk-do-not-echo-4f1c';
@@ -49,6 +50,7 @@ t.test('a missing file means the defaults', async (t) => {
     skills: { disabled: [] },
     tools: TOOL_DEFAULTS,
     mcp_servers: {},
+    provider_definitions: NO_PROVIDERS,
     provider: PROVIDER_DEFAULTS,
   });
   t.same(config, defaultConfig());
@@ -67,6 +69,7 @@ t.test('a valid file lists disabled skills and tools', async (t) => {
     skills: { disabled: ['Review'] },
     tools: { ...TOOL_DEFAULTS, disabled: ['web_fetch'] },
     mcp_servers: {},
+    provider_definitions: NO_PROVIDERS,
     provider: PROVIDER_DEFAULTS,
   });
 });
@@ -78,6 +81,7 @@ t.test('absent known fields are filled with their defaults', async (t) => {
     skills: { disabled: [] },
     tools: { ...TOOL_DEFAULTS, disabled: ['a'] },
     mcp_servers: {},
+    provider_definitions: NO_PROVIDERS,
     provider: PROVIDER_DEFAULTS,
   });
   t.same(parseConfig('{"provider":{}}'), defaultConfig());
@@ -97,6 +101,7 @@ t.test('unknown fields are passed through untouched, at the top level and nested
     skills: document.skills,
     tools: { shell: { allow: true }, ...TOOL_DEFAULTS },
     mcp_servers: {},
+    provider_definitions: NO_PROVIDERS,
     provider: PROVIDER_DEFAULTS,
   });
   t.same(config.theme, { colour: 'dark', sizes: [1, 2] });
@@ -190,6 +195,7 @@ t.test('each default is a fresh value', async (t) => {
     skills: { disabled: [] },
     tools: TOOL_DEFAULTS,
     mcp_servers: {},
+    provider_definitions: NO_PROVIDERS,
     provider: PROVIDER_DEFAULTS,
   });
 });

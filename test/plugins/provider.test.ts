@@ -14,7 +14,7 @@ const SECRET = 'sk-plugin-secret-91b2';
 t.test('without a base URL there is no chat provider nor model listing', async (t) => {
   const unset = await startDaemon(t);
   t.equal(unset.app.chatProvider, null);
-  t.equal(unset.app.modelListing, null);
+  t.same(unset.app.modelListings, []);
   t.equal(unset.app.provider.endpointConfigured, false);
   const modelOnly = await startDaemon(t, { provider: { baseUrl: null, model: 'm', apiKey: null } });
   t.equal(modelOnly.app.chatProvider, null);
@@ -25,7 +25,7 @@ t.test('a base URL without a model has a chat provider: the model is chosen per 
     provider: { baseUrl: 'http://127.0.0.1:9/v1', model: null, apiKey: null },
   });
   t.ok(daemon.app.chatProvider);
-  t.ok(daemon.app.modelListing);
+  t.equal(daemon.app.modelListings.length, 1);
   t.equal(daemon.app.provider.endpointConfigured, true);
 });
 

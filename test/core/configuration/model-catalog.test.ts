@@ -1,10 +1,12 @@
 import t from 'tap';
 import {
   type CatalogSnapshot,
+  catalogShares,
   EMPTY_CATALOG,
   ModelCatalog,
   projectModelListing,
 } from '../../../core/configuration/model-catalog.js';
+import { ProviderError } from '../../../core/provider/provider-error.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 
 t.test('a listing of another shape is malformed', async (t) => {
@@ -43,4 +45,53 @@ t.test('a refresh is written to the cache before it is served; a failed write ch
   await t.rejects(catalog.replace({ data: [{ id: 'b' }] }), { message: 'disk full' });
   t.same(catalog.snapshot, snapshot);
   t.notOk(catalog.has('b'));
+});
+
+t.test("providers share the catalog's 100 models; a named provider's ids carry its name", async (t) => {
+  t.same(catalogShares(1), [100]);
+  t.same(catalogShares(3), [34, 33, 33]);
+  const catalog = new ModelCatalog(EMPTY_CATALOG, { write: async () => {} }, fakeClock());
+  const many = (prefix: string) => ({
+    data: Array.from({ length: 60 }, (_, i) => ({ id: `${prefix}${i}` })),
+  });
+  const snapshot = await catalog.replaceAll([
+    { name: null, listing: many('s') },
+    { name: 'openai', listing: many('o') },
+  ]);
+  t.equal(snapshot.models.length, 100);
+  t.equal(snapshot.truncated, true);
+  t.same(snapshot.models[0], { id: 's0', owned_by: null });
+  t.same(snapshot.models[50], { id: 'openai/o0', owned_by: null, provider: 'openai' });
+  t.ok(catalog.has('openai/o49'));
+  t.notOk(catalog.has('o0'), 'a named provider is listed under its name only');
+  const long = projectModelListing({ data: [{ id: 'x'.repeat(120) }] }, 'provider-name');
+  t.same(long.models, [], 'a prefixed id past 128 characters is skipped');
+});
+
+t.test('a failed provider keeps what the catalog had of it; all failing changes nothing', async (t) => {
+  const catalog = new ModelCatalog(EMPTY_CATALOG, { write: async () => {} }, fakeClock());
+  await catalog.replaceAll([
+    { name: null, listing: { data: [{ id: 'a' }] } },
+    { name: 'n', listing: { data: [{ id: 'b' }] } },
+  ]);
+  const failure = new ProviderError('unreachable');
+  const partial = await catalog.replaceAll([
+    { name: null, failure },
+    { name: 'n', listing: { data: [{ id: 'c' }] } },
+  ]);
+  t.same(
+    partial.models.map((model) => model.id),
+    ['a', 'n/c'],
+  );
+  await t.rejects(
+    catalog.replaceAll([
+      { name: null, failure },
+      { name: 'n', failure: new ProviderError('http_status', 500) },
+    ]),
+    failure,
+  );
+  t.same(
+    catalog.snapshot.models.map((model) => model.id),
+    ['a', 'n/c'],
+  );
 });

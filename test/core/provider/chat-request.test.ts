@@ -2,10 +2,10 @@ import t from 'tap';
 import type { ProviderRequest } from '../../../core/provider/chat-provider.js';
 import {
   type ChatRequestOptions,
-  chatCompletionsUrl,
   chatRequestBody,
   chatRequestHeaders,
 } from '../../../core/provider/chat-request.js';
+import { endpointUrl } from '../../../core/provider/streaming-provider.js';
 
 const MODEL = 'm';
 const OPTIONS: ChatRequestOptions = { streamUsage: true, assistantToolCallContent: 'empty' };
@@ -191,6 +191,12 @@ t.test('headers: JSON in, events out, extra headers, then the bearer key', async
 });
 
 t.test('the URL is the base URL and /chat/completions, one slash between', async (t) => {
-  t.equal(chatCompletionsUrl('http://127.0.0.1:8080/v1'), 'http://127.0.0.1:8080/v1/chat/completions');
-  t.equal(chatCompletionsUrl('http://127.0.0.1:8080/v1//'), 'http://127.0.0.1:8080/v1/chat/completions');
+  t.equal(
+    endpointUrl('http://127.0.0.1:8080/v1', 'chat/completions').href,
+    'http://127.0.0.1:8080/v1/chat/completions',
+  );
+  t.equal(
+    endpointUrl('http://127.0.0.1:8080/v1//', 'chat/completions').href,
+    'http://127.0.0.1:8080/v1/chat/completions',
+  );
 });

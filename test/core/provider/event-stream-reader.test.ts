@@ -1,19 +1,21 @@
 import fc from 'fast-check';
 import t from 'tap';
 import type { ProviderEvent, ProviderRound } from '../../../core/provider/chat-provider.js';
-import { type EventStreamBounds, EventStreamReader } from '../../../core/provider/event-stream-reader.js';
+import { EventStreamReader } from '../../../core/provider/event-stream-reader.js';
+import { roundBounds } from '../../../core/provider/provider-limits.js';
+import { RoundAssembler } from '../../../core/provider/round-assembler.js';
 import { chunk, usageChunk } from '../../helpers/provider-streams.js';
 
 const failedAs = (kind: string) => ({ name: 'ProviderError', kind });
 
-const BOUNDS: EventStreamBounds = { responseBytes: 1 << 20, eventChars: 1 << 16, toolCalls: 64 };
+const BOUNDS = { responseBytes: 1 << 20, eventChars: 1 << 16, ...roundBounds() };
 
 function read(
   pieces: readonly (string | Uint8Array)[],
   bounds = BOUNDS,
 ): { round: ProviderRound; events: ProviderEvent[] } {
   const events: ProviderEvent[] = [];
-  const reader = new EventStreamReader((event) => events.push(event), bounds);
+  const reader = new EventStreamReader(new RoundAssembler((event) => events.push(event), bounds), bounds);
   for (const piece of pieces) {
     reader.push(typeof piece === 'string' ? Buffer.from(piece) : piece);
     if (reader.done) break;
@@ -91,7 +93,7 @@ t.test('the last event counts without its blank line; cut inside its JSON it is 
 
 t.test('nothing after [DONE] is read', async (t) => {
   const events: ProviderEvent[] = [];
-  const reader = new EventStreamReader((event) => events.push(event), BOUNDS);
+  const reader = new EventStreamReader(new RoundAssembler((event) => events.push(event), BOUNDS), BOUNDS);
   reader.push(
     Buffer.from(`${data(chunk({ content: 'a' }))}data: [DONE]\n\n${data(chunk({ content: 'b' }))}`),
   );

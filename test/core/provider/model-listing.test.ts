@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { chatRequestHeaders } from '../../../core/provider/chat-request.js';
 import { ModelListing, type ModelListingOptions } from '../../../core/provider/model-listing.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 import { ScriptedProvider } from '../../helpers/scripted-provider.js';
@@ -11,7 +12,7 @@ async function listingFixture(t: Test, options: Partial<ModelListingOptions> = {
   const listing = new ModelListing({
     baseUrl: `${server.baseUrl}/`,
     apiKey: () => SECRET,
-    headers: { 'X-Title': 'magi' },
+    headers: (key) => chatRequestHeaders(key, { 'X-Title': 'magi' }),
     clock,
     deadlineMs: 1_000,
     responseBytes: 64,
@@ -91,7 +92,7 @@ t.test('an unreachable provider', async (t) => {
   const listing = new ModelListing({
     baseUrl: 'http://127.0.0.1:9/v1',
     apiKey: () => null,
-    headers: {},
+    headers: (key) => chatRequestHeaders(key, {}),
     clock,
     deadlineMs: 1_000,
     responseBytes: 64,

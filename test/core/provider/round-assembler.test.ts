@@ -1,5 +1,6 @@
 import t from 'tap';
 import type { ProviderEvent } from '../../../core/provider/chat-provider.js';
+import { roundBounds } from '../../../core/provider/provider-limits.js';
 import { RoundAssembler } from '../../../core/provider/round-assembler.js';
 import { chunk, usageChunk } from '../../helpers/provider-streams.js';
 
@@ -7,7 +8,10 @@ const failedAs = (kind: string) => ({ name: 'ProviderError', kind });
 
 function assembler(summaryChars: number | null = null): { round: RoundAssembler; events: ProviderEvent[] } {
   const events: ProviderEvent[] = [];
-  return { round: new RoundAssembler((event) => events.push(event), 64, summaryChars), events };
+  return {
+    round: new RoundAssembler((event) => events.push(event), { ...roundBounds(), summaryChars }),
+    events,
+  };
 }
 
 /** A delta as OpenRouter streams a summary fragment: the text in `reasoning` and in a summary detail. */
@@ -218,7 +222,7 @@ t.test('an error thrown by the consumer comes out unchanged', async (t) => {
   const refusal = new Error('budget');
   const round = new RoundAssembler(() => {
     throw refusal;
-  }, 64);
+  }, roundBounds());
   t.throws(() => round.data(JSON.stringify(chunk({ content: 'x' }))), refusal);
 });
 
@@ -297,3 +301,19 @@ t.test('generic reasoning text never becomes a summary, even when summaries are 
     { kind: 'text', delta: 'Answer' },
   ]);
 });
+
+t.test(
+  'answer text has its own bound, in UTF-8 bytes; reasoning is not kept and does not count',
+  async (t) => {
+    const within = new RoundAssembler(() => {}, { ...roundBounds(), textBytes: 4 });
+    feed(within, [
+      chunk({ reasoning_content: 'long reasoning, never kept' }),
+      chunk({ content: 'é' }),
+      chunk({ content: 'é' }),
+    ]);
+    t.equal(within.finish(true).text, 'éé');
+    const past = new RoundAssembler(() => {}, { ...roundBounds(), textBytes: 4 });
+    feed(past, [chunk({ content: 'éé' })]);
+    t.throws(() => past.data(JSON.stringify(chunk({ content: 'x' }))), failedAs('too_large'));
+  },
+);
