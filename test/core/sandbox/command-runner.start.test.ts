@@ -29,7 +29,7 @@ import {
 const skip = sandboxUnavailable ?? false;
 
 function run(commands: CommandSandbox, workspace: string, command: string) {
-  return commands.run({ command, workspace, timeoutMs: 60_000, signal: neverAborted() });
+  return commands.run({ command, workspace, session: 'ses_test', timeoutMs: 60_000, signal: neverAborted() });
 }
 
 /** The limits a process inside reads in /proc/self/limits, by name, soft and hard. */
@@ -239,6 +239,7 @@ t.test(
     const givenUp = commands.run({
       command: 'echo gate-98771 > given-up',
       workspace,
+      session: 'ses_test',
       timeoutMs: 60_000,
       signal: controller.signal,
     });
