@@ -122,6 +122,7 @@ export class TreeWalk {
     return (
       record !== null &&
       record.stamp !== null &&
+      record.place.index >= 0 &&
       this.#firstChangeFrom(record.place.index) !== record.place.index
     );
   }
