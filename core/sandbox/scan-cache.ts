@@ -39,11 +39,6 @@ export class ScanCache {
     this.#statTree = statTree;
   }
 
-  /** Folders the kept tree holds. */
-  get folders(): number {
-    return this.#tree?.totals.folders ?? 0;
-  }
-
   /**
    * The tree kept for `key` and the preorder indexes of its folders not as recorded now (increasing), or null
    * when none is kept for it.

@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import type { CommandRequest, CommandSandbox } from '../../../core/sandbox/command-sandbox.js';
-import type { ScannedWorkspace, ScanRequest } from '../../../core/sandbox/workspace-scan.js';
+import type { ResourceControl } from '../../../core/sandbox/resource-control.js';
+import {
+  type ScannedWorkspace,
+  ScanRefusal,
+  type ScanRequest,
+} from '../../../core/sandbox/workspace-scan.js';
 import { WorkspaceScanner } from '../../../core/sandbox/workspace-scanner.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 import {
@@ -231,4 +236,34 @@ t.test("the check of a workspace counts against the time before the command's st
   controller.abort();
   t.same(await aborted, { ...NOT_STARTED, cancelled: true }, 'an abort ends the check too');
   t.equal(commands.running, 0);
+});
+
+t.test('a workspace refused in its slot leaves no group behind, and frees the slot', async (t) => {
+  let made = 0;
+  let removed = 0;
+  const control: ResourceControl = {
+    enforcedBy: 'cgroup_v1',
+    group: async () => {
+      made += 1;
+      return {
+        join: async () => {},
+        remove: async () => {
+          removed += 1;
+        },
+      };
+    },
+    close: async () => {},
+  };
+  const refusing = {
+    known: () => true,
+    scan: async () => {
+      throw new ScanRefusal('workspace_too_large');
+    },
+    close: async () => {},
+  };
+  const commands = await testSandbox(t, { clock: fakeClock(), control, scanner: refusing });
+  const root = await rootDirectory(t);
+  await t.rejects(ask(commands, 'ses_a', root, 'true'), new ScanRefusal('workspace_too_large'));
+  t.same([made, removed], [1, 1], 'the group made beside the check is removed');
+  t.same(commands.activity(), { slots_in_use: 0, waiting: 0, waiting_sessions: 0, scanning: 0 });
 });

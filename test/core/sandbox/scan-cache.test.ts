@@ -5,6 +5,7 @@ import {
   realpathSync,
   renameSync,
   rmSync,
+  statfsSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -249,3 +250,30 @@ t.test('a cache used for another workspace starts afresh', async (t) => {
   t.same(seen(two, scan(two, cache)), ['cover x/y/.env']);
   t.same(scan(one, cache).folders.read, 10, 'and back');
 });
+
+const devpts = (() => {
+  try {
+    return statfsSync('/dev/pts').type === 0x1cd1;
+  } catch {
+    return false;
+  }
+})();
+
+t.test(
+  'a filesystem whose timestamps are not trusted has its folders read at every scan',
+  { skip: devpts ? false : 'no devpts at /dev/pts here' },
+  async (t) => {
+    const cache = new ScanCache();
+    t.same(scan('/dev/pts', cache).folders, { known: 1, read: 1 });
+    t.same(
+      scan('/dev/pts', cache).folders,
+      { known: 1, read: 1 },
+      'devpts: read again, however old its ctime',
+    );
+    const root = scratch(t);
+    build(root, 'a/');
+    const trusted = new ScanCache();
+    scan(root, trusted);
+    t.same(scan(root, trusted).folders, { known: 2, read: 0 }, 'where the workspace tests run: kept');
+  },
+);
