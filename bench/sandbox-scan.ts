@@ -24,6 +24,8 @@ const USAGE = `usage: node --import tsx bench/sandbox-scan.ts [options]
 what is timed: CommandSandbox.run (core/sandbox/command-runner.ts), as the daemon sets it up (this machine's
   bwrap, cgroups where the daemon would make them, the user's home), with \`true\` as the command: the
   workspace's check, the cgroup, the gate and bwrap, the command and its end. The turn around it is not.
+first: the first command in a workspace, its whole walk included, and the start of the workspace's scan
+  thread, which loads its modules through tsx here (the built daemon loads JavaScript).
 workspaces: empty files in a tree of folders eight wide, with a .env and a .git folder at the top and a
   key file deep down (bench/sandbox-workspace.ts).`;
 
