@@ -46,6 +46,21 @@ export function openBeneath(fd: number, name: Buffer, flags: number): number | n
 }
 
 /**
+ * Opens the folder `name` beneath `fd` without following a symlink: its descriptor, `denied` when the daemon
+ * may not open it, or null when there is no folder there.
+ */
+export function openFolderBeneath(fd: number, name: Buffer): number | 'denied' | null {
+  try {
+    return openSync(beneathBytes(fd, name), DIRECTORY_FLAGS);
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code === 'EACCES' || code === 'EPERM') return 'denied';
+    if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENOTDIR') return null;
+    throw error;
+  }
+}
+
+/**
  * Opens each of `names` in turn beneath `rootFd` as a folder, never following a symlink, and returns the
  * last one's descriptor (`rootFd` itself for no names), or null when one of them is no longer a folder there.
  */

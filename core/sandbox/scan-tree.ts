@@ -1,8 +1,15 @@
 import { type BigIntStats, closeSync, type Dirent, fstatSync, readdirSync, statfsSync } from 'node:fs';
 import { isCredentialLikePath } from '../capture/credential-paths.js';
-import { DIRECTORY_FLAGS, type Identity, isExcluded } from '../capture/descriptor-walk.js';
+import { type Identity, isExcluded } from '../capture/descriptor-walk.js';
 import type { SANDBOX_SCAN_LIMITS } from './command-limits.js';
-import { entryType, isGone, openBeneath, openFolderPath } from './scan-entries.js';
+import {
+  beneathBytes,
+  entryType,
+  isGone,
+  lstatOrNull,
+  openFolderBeneath,
+  openFolderPath,
+} from './scan-entries.js';
 import { ScanRefusal } from './scan-refusal.js';
 
 /** The bounds of one walk: SANDBOX_SCAN_LIMITS, or smaller ones a test can reach quickly. */
@@ -46,6 +53,11 @@ export interface FolderRecord {
    */
   readonly stamp: bigint | null;
   readonly entries: number;
+  /**
+   * False when the folder could not be listed: it is covered whole, since a command of the same user could
+   * make it listable again and read what no walk has seen.
+   */
+  readonly listed: boolean;
   readonly marks: readonly FolderMark[];
   /** The folders walked into, in listing order. */
   readonly children: readonly FolderRecord[];
@@ -154,13 +166,33 @@ export class TreeWalk {
     fd: number | null,
   ): FolderRecord | null {
     if (previous !== null && listed) return this.#reuse(names, depth, previous);
-    const own = fd ?? openFolderPath(this.#options.rootFd, names);
-    if (own === null) return null;
+    if (fd !== null) return this.#read(fd, names, depth, git, previous);
+    const { rootFd } = this.#options;
+    const parentFd = openFolderPath(rootFd, names.slice(0, -1));
+    if (parentFd === null) return null;
     try {
-      return this.#read(own, names, depth, git, previous);
+      const own = openFolderBeneath(parentFd, names[names.length - 1]!);
+      if (own === null) return null;
+      if (own === 'denied') return this.#unlisted(parentFd, names, depth, git);
+      try {
+        return this.#read(own, names, depth, git, previous);
+      } finally {
+        closeSync(own);
+      }
     } finally {
-      if (own !== fd) closeSync(own);
+      if (parentFd !== rootFd) closeSync(parentFd);
     }
+  }
+
+  /** The record of a folder the daemon may not open: covered whole, and looked at again at every scan. */
+  #unlisted(parentFd: number, names: Buffer[], depth: number, git: GitPlace): FolderRecord | null {
+    if (this.#options.stopped()) throw new ScanRefusal('workspace_unavailable');
+    const name = names[names.length - 1]!;
+    const stats = lstatOrNull(beneathBytes(parentFd, name));
+    if (stats === null || !stats.isDirectory()) return null;
+    this.#count(depth, { folders: 1, entries: 0, marks: 1, height: 0 });
+    this.read += 1;
+    return makeRecord({ name, git, dev: stats.dev, ino: stats.ino }, null, 0, [], [], false);
   }
 
   #reuse(names: Buffer[], depth: number, record: FolderRecord): FolderRecord {
@@ -174,7 +206,7 @@ export class TreeWalk {
       const next = this.#visit([...names, child.name], depth + 1, child.git, child, this.#holds(child), null);
       if (next !== null) children.push(next);
     }
-    return makeRecord(record, record.stamp, record.entries, record.marks, children);
+    return makeRecord(record, record.stamp, record.entries, record.marks, children, record.listed);
   }
 
   #read(
@@ -194,12 +226,13 @@ export class TreeWalk {
     try {
       listing = readdirSync(`/proc/self/fd/${fd}`, { withFileTypes: true, encoding: 'buffer' });
     } catch (error) {
-      // A folder the daemon cannot list, a command (with fewer rights) cannot list either.
       if (!isGone(error)) throw error;
+      // A workspace the daemon cannot list cannot be checked; a folder inside it is covered whole.
+      if (names.length === 0) throw new ScanRefusal('workspace_unavailable');
       listing = [];
       listed = false;
     }
-    this.#count(depth, { folders: 0, entries: listing.length, marks: 0, height: 0 });
+    this.#count(depth, { folders: 0, entries: listing.length, marks: listed ? 0 : 1, height: 0 });
     const before: ReadonlyMap<string, FolderRecord> = previous
       ? new Map(previous.children.map((child) => [child.name.toString('latin1'), child]))
       : NO_RECORDS;
@@ -238,6 +271,7 @@ export class TreeWalk {
       listing.length,
       marks,
       children,
+      listed,
     );
   }
 
@@ -254,8 +288,14 @@ export class TreeWalk {
     name: Buffer,
     git: GitPlace,
   ): 'walked' | 'covered' | 'gone' {
-    const fd = openBeneath(parent.fd, name, DIRECTORY_FLAGS);
+    const fd = openFolderBeneath(parent.fd, name);
     if (fd === null) return 'gone';
+    if (fd === 'denied') {
+      const child = this.#unlisted(parent.fd, [...parent.names, name], parent.depth + 1, git);
+      if (child === null) return 'gone';
+      parent.children.push(child);
+      return 'walked';
+    }
     try {
       const stats = fstatSync(fd, { bigint: true });
       if (isExcluded(stats, this.#options.hiddenDirectories)) {
@@ -329,8 +369,9 @@ function makeRecord(
   entries: number,
   marks: readonly FolderMark[],
   children: readonly FolderRecord[],
+  listed: boolean,
 ): FolderRecord {
-  const totals: SubtreeTotals = { folders: 1, entries, marks: marks.length, height: 0 };
+  const totals: SubtreeTotals = { folders: 1, entries, marks: marks.length + (listed ? 0 : 1), height: 0 };
   for (const child of children) {
     totals.folders += child.totals.folders;
     totals.entries += child.totals.entries;
@@ -338,5 +379,17 @@ function makeRecord(
     totals.height = Math.max(totals.height, child.totals.height + 1);
   }
   const { name, git, dev, ino } = folder;
-  return { name, git, dev, ino, stamp, entries, marks, children, totals, place: { index: -1, end: -1 } };
+  return {
+    name,
+    git,
+    dev,
+    ino,
+    stamp,
+    entries,
+    listed,
+    marks,
+    children,
+    totals,
+    place: { index: -1, end: -1 },
+  };
 }

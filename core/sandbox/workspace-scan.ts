@@ -201,8 +201,16 @@ function keyOf(names: readonly Buffer[]): string {
   return Buffer.concat(names.flatMap((name) => [Buffer.from('/'), name])).toString('latin1');
 }
 
-/** Every mark of the tree by its path, skipping the subtrees that hold none. */
+/**
+ * Every mark of the tree by its path, skipping the subtrees that hold none. A folder that could not be listed
+ * is covered whole, even a `.git` folder that would otherwise be bound read-only.
+ */
 function collectMarks(record: FolderRecord, names: Buffer[], marks: Map<string, Mark>): void {
+  for (const child of record.children) {
+    if (child.listed) continue;
+    const path = [...names, child.name];
+    if (!marks.has(keyOf(path))) marks.set(keyOf(path), { kind: 'cover', names: path, cover: 'directory' });
+  }
   for (const mark of record.marks) {
     const path = [...names, mark.name];
     const key = keyOf(path);
@@ -215,7 +223,7 @@ function collectMarks(record: FolderRecord, names: Buffer[], marks: Map<string, 
     }
   }
   for (const child of record.children) {
-    if (child.totals.marks > 0) collectMarks(child, [...names, child.name], marks);
+    if (child.listed && child.totals.marks > 0) collectMarks(child, [...names, child.name], marks);
   }
 }
 

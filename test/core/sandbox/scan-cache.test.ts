@@ -1,4 +1,5 @@
 import {
+  chmodSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
@@ -277,3 +278,53 @@ t.test(
     t.same(scan(root, trusted).folders, { known: 2, read: 0 }, 'where the workspace tests run: kept');
   },
 );
+
+/** Runs `work` as a user who cannot list a folder of mode 000 (nobody, when this process is root). */
+function withoutOverride<T>(work: () => T): T {
+  if (process.getuid?.() !== 0) return work();
+  process.seteuid!(65_534);
+  try {
+    return work();
+  } finally {
+    process.seteuid!(0);
+  }
+}
+
+t.test('a folder the daemon cannot list is covered whole, and read again once it can be', async (t) => {
+  const root = scratch(t);
+  chmodSync(root, 0o755);
+  build(root, 'open/file', 'locked/.env', 'locked/inner/id_rsa');
+  for (const folder of ['open', 'locked', 'locked/inner']) chmodSync(join(root, folder), 0o755);
+  chmodSync(join(root, 'locked'), 0o000);
+  t.teardown(() => chmodSync(join(root, 'locked'), 0o755));
+  const cache = new ScanCache();
+  const found = withoutOverride(() => seen(root, scan(root, cache)));
+  t.same(found, ['cover locked'], 'what no walk has seen is hidden: a command could make it listable');
+  t.same(
+    withoutOverride(() => seen(root, scan(root, cache))),
+    ['cover locked'],
+    'at every scan',
+  );
+  chmodSync(join(root, 'locked'), 0o755);
+  t.same(
+    withoutOverride(() => seen(root, scan(root, cache))),
+    ['cover locked/.env', 'cover locked/inner/id_rsa'],
+    'once listable, it is walked',
+  );
+  build(root, 'repo/.git/config');
+  chmodSync(join(root, 'repo'), 0o755);
+  chmodSync(join(root, 'repo/.git'), 0o000);
+  t.teardown(() => chmodSync(join(root, 'repo/.git'), 0o755));
+  t.same(
+    withoutOverride(() => seen(root, scan(root, cache))).filter((entry) => entry.includes('repo')),
+    ['cover repo/.git'],
+    'a .git folder that cannot be listed is covered, not bound read-only',
+  );
+  chmodSync(root, 0o000);
+  t.throws(
+    () => withoutOverride(() => scan(root, cache)),
+    new ScanRefusal('workspace_unavailable'),
+    'a workspace that cannot be listed is refused',
+  );
+  chmodSync(root, 0o755);
+});
