@@ -57,6 +57,11 @@ export class ScanThread {
     return this.#known;
   }
 
+  /** The thread's next scan starts afresh, as for a workspace it has not seen (scan-cache.ts keys its tree). */
+  forget(): void {
+    this.#known = false;
+  }
+
   /** Settles once the thread has answered every scan asked of it so far. */
   get answered(): Promise<void> {
     return this.#tail;

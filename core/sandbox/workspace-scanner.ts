@@ -68,13 +68,15 @@ export class WorkspaceScanner {
       this.#threads.set(workspace, kept);
       return kept;
     }
+    let thread: ScanThread;
     if (this.#threads.size >= this.#threadsMax) {
-      const idle = [...this.#threads].find(([, thread]) => thread.asked === 0 && !thread.busy);
+      const idle = [...this.#threads].find(([, other]) => other.asked === 0 && !other.busy);
       if (idle === undefined) return null;
       this.#threads.delete(idle[0]);
-      void idle[1].close();
-    }
-    const thread = new ScanThread();
+      thread = idle[1];
+      // Its next scan finds another workspace than the one it keeps, and starts afresh.
+      thread.forget();
+    } else thread = new ScanThread();
     this.#threads.set(workspace, thread);
     return thread;
   }
