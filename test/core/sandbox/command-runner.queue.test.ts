@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
@@ -266,4 +266,20 @@ t.test('a workspace refused in its slot leaves no group behind, and frees the sl
   await t.rejects(ask(commands, 'ses_a', root, 'true'), new ScanRefusal('workspace_too_large'));
   t.same([made, removed], [1, 1], 'the group made beside the check is removed');
   t.same(commands.activity(), { slots_in_use: 0, waiting: 0, waiting_sessions: 0, scanning: 0 });
+});
+
+t.test('what one command plants or moves is covered from the next command on', { skip }, async (t) => {
+  const commands = await testSandbox(t, { clock: fakeClock() });
+  const root = await rootDirectory(t);
+  const run = async (command: string) => (await ask(commands, 'ses_a', root, command)).output;
+  await run('mkdir -p a/b/c && echo plain > a/b/c/notes');
+  await run('mkdir -p a/b/c/d && echo sk-planted > a/b/c/d/.env && echo sk-key > a/b/id_rsa');
+  t.equal(await run('cat a/b/c/d/.env a/b/id_rsa a/b/c/notes'), 'plain\n', 'both read as empty');
+  t.match(await run('mv a/b a/moved'), /busy/, 'a folder above a cover is a mount point no command can move');
+  await rename(join(root, 'a/b'), join(root, 'a/moved'));
+  t.equal(
+    await run('cat a/moved/c/d/.env a/moved/id_rsa; ls a'),
+    'moved\n',
+    'moved from outside: covered under its new name',
+  );
 });
