@@ -6,10 +6,10 @@ import { nativeAddon } from '../core/endpoint/native.js';
 import {
   COMMAND_BOUNDS,
   CommandSandbox,
+  commandSeccompProgram,
   probeSandbox,
   resolveSandboxView,
   resourceControl,
-  unixSocketFilter,
 } from '../core/sandbox/command-sandbox.js';
 
 /** The sandbox of the bench, set up as the daemon sets up its own, and a timed command in it. */
@@ -50,7 +50,7 @@ export async function benchSandbox(directory: string): Promise<BenchSandbox | nu
     bwrap: probe.bwrap,
     clock: systemClock,
     view,
-    seccomp: unixSocketFilter(probe.architecture),
+    seccomp: commandSeccompProgram(probe.architecture),
     control,
     bounds,
     limitProcess,

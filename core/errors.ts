@@ -27,6 +27,7 @@ export const ERROR_MESSAGES = {
   executor_unavailable: 'the executor stayed away past the availability bound',
   interrupted: 'the daemon stopped while the turn was active',
   shutting_down: 'the daemon is shutting down',
+  storage_full: 'the disk holding the daemon home is full',
   internal_error: 'internal error',
 } as const;
 

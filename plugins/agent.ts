@@ -16,11 +16,11 @@ import {
   COMMAND_BOUNDS,
   type CommandActivity,
   CommandSandbox,
+  commandSeccompProgram,
   probeSandbox,
   resolveSandboxView,
   resourceControl,
   type SandboxUnavailableReason,
-  unixSocketFilter,
 } from '../core/sandbox/command-sandbox.js';
 import { loadInstalledSkills, skillIndex } from '../core/skills/installed-skills.js';
 import { type SkillsStatus, skillsStatus } from '../core/skills/skills-status.js';
@@ -155,7 +155,7 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
         bwrap: probe.bwrap,
         clock,
         view,
-        seccomp: unixSocketFilter(probe.architecture),
+        seccomp: commandSeccompProgram(probe.architecture),
         control,
         bounds,
         limitProcess,

@@ -22,7 +22,8 @@ import {
   openFilesLimit,
 } from '../core/endpoint/descriptor-limit.js';
 import { homeId } from '../core/endpoint/home-identity.js';
-import { ERROR_MESSAGES, isWireError } from '../core/errors.js';
+import { ERROR_MESSAGES, isWireError, WireError } from '../core/errors.js';
+import { isDiskFull } from '../core/history/history-unavailable.js';
 import { newId } from '../core/ids.js';
 import { SERVICE_LIMITS } from '../core/limits.js';
 import type { OperationBounds } from '../core/operations/operation-ledger.js';
@@ -188,6 +189,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (error.validation) {
       return reply.code(400).send({ code: 'invalid_payload', message: ERROR_MESSAGES.invalid_payload });
     }
+    // A write of the store's own connection (a session made, a claim's generation) met a full disk.
+    if (isDiskFull(error)) return reply.code(400).send(new WireError('storage_full').toJSON());
     request.log.error({ err: error }, 'request failed');
     return reply.code(500).send({ code: 'internal_error', message: ERROR_MESSAGES.internal_error });
   });

@@ -92,6 +92,12 @@ const turns: FastifyPluginAsync<{ clock: Clock }> = async (fastify, { clock }) =
     coordinator.snapshot(sessionId, connection.profileSelected),
   );
   fastify.executors.providePendingCalls((executorId) => coordinator.pendingCalls(executorId));
+  // A session is live while it has a controller or a running turn; its workspace is its own.
+  fastify.agent.toolbox.provideOtherWorkspaces((sessionId) => {
+    const live = new Set([...fastify.sessions.claimedSessionIds(), ...coordinator.activeSessionIds()]);
+    live.delete(sessionId);
+    return [...live].flatMap((id) => fastify.history.workspaceOf(id) ?? []);
+  });
   // Calls waiting for an executor are dispatched once its confirm or resume answer has been written.
   fastify.addHook('onResponse', (request, reply, done) => {
     const url = request.routeOptions.url;

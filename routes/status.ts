@@ -120,6 +120,8 @@ const Result = Type.Object({
     workspaces: Type.Array(Type.Object({ workspace: Type.String(), ...InstructionsState })),
   }),
   retention: Retention,
+  /** `full` while the last write to the history failed because the disk was full: turns are refused then. */
+  storage: Type.Object({ full: Type.Boolean() }),
 });
 
 /**
@@ -154,6 +156,7 @@ const status: FastifyPluginAsyncTypebox = async (fastify) => {
           workspaces: fastify.agent.toolbox.workspaceInstructionsReport.list(),
         },
         retention: { ...fastify.operations.stats(), evidence_turns: fastify.evidence.stats() },
+        storage: { full: fastify.history.writer.diskFull },
       };
     },
   );

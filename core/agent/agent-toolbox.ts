@@ -129,15 +129,24 @@ const COMMAND_REFUSALS: Readonly<Record<ScanRefusalReason, ToolOutcome>> = {
  * ready at each turn's admission, their definitions for the provider, the check of a call's arguments, and
  * the run of every tool that is not the turn's own business (plans and subagents are run by the turn).
  */
+/** The workspaces of the live sessions other than `sessionId`, which its commands must not see. */
+export type OtherWorkspaces = (sessionId: string) => string[];
+
 export class AgentToolbox {
   readonly offered: readonly BuiltinToolName[];
   /** The last read of each workspace's `AGENTS.md`, for `status`. */
   readonly workspaceInstructionsReport = new WorkspaceInstructionsReport();
   readonly #services: AgentServices;
+  #otherWorkspaces: OtherWorkspaces = () => [];
 
   constructor(offered: readonly BuiltinToolName[], services: AgentServices) {
     this.offered = offered.filter((name) => name !== 'web_search');
     this.#services = services;
+  }
+
+  /** Where commands learn which workspaces belong to the other live sessions (known once turns run). */
+  provideOtherWorkspaces(otherWorkspaces: OtherWorkspaces): void {
+    this.#otherWorkspaces = otherWorkspaces;
   }
 
   /** The MCP tools ready now: what a turn admitted now may call for its whole life. */
@@ -251,6 +260,7 @@ export class AgentToolbox {
             command: args.command as string,
             workspace: context.workspace,
             session: context.session,
+            otherWorkspaces: this.#otherWorkspaces(context.session),
             timeoutMs: (args.timeout_ms as number | undefined) ?? COMMAND_LIMITS.timeout_ms_default,
             signal: context.signal,
           });

@@ -15,6 +15,12 @@ export class HistoryUnavailableError extends Error {
   }
 }
 
+/** Whether `error` says the disk holding the store is full (SQLite's SQLITE_FULL, or the system's ENOSPC). */
+export function isDiskFull(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_FULL' || code === 'ENOSPC';
+}
+
 /** Whether `error` came from the store's file or its disk, rather than from the daemon's own code. */
 export function isStorageFailure(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { isWireError } from '../errors.js';
 import { GroupCommit } from './group-commit.js';
+import { isDiskFull } from './history-unavailable.js';
 import { type DurableWrite, HistoryWrites, openHistoryDatabase } from './history-writes.js';
 
 /** A write posted to the history writer thread, numbered so that its answer can be matched. */
@@ -69,12 +70,12 @@ if (port) {
       .then(
         (value) => answer({ id, ok: true, value, transaction: transactions }),
         (error: unknown) =>
-          // A refusal of the store keeps its code and message; anything else (SQLite's own errors, which
-          // name tables and paths) is an internal error.
+          // A refusal of the store keeps its code and message, a full disk says so; anything else (SQLite's
+          // own errors, which name tables and paths) is an internal error.
           answer(
             isWireError(error)
               ? { id, ok: false, code: error.code, message: error.message }
-              : { id, ok: false, code: 'internal_error', message: '' },
+              : { id, ok: false, code: isDiskFull(error) ? 'storage_full' : 'internal_error', message: '' },
           ),
       );
     answering.add(answered);

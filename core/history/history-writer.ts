@@ -47,6 +47,7 @@ export class HistoryWriter {
   #closing: Promise<void> | null = null;
   #closed: (() => void) | null = null;
   #transactions = 0;
+  #diskFull = false;
 
   constructor(file: string) {
     this.#file = file;
@@ -96,6 +97,11 @@ export class HistoryWriter {
   close(): Promise<void> {
     this.#closing ??= this.#close();
     return this.#closing;
+  }
+
+  /** Whether the last write answered failed because the disk was full; the next one that commits clears it. */
+  get diskFull(): boolean {
+    return this.#diskFull;
   }
 
   /** The number of the last transaction the current thread reported committing; for tests. */
@@ -156,8 +162,10 @@ export class HistoryWriter {
     this.#pending.delete(answer.id);
     if (answer.ok) {
       this.#transactions = answer.transaction;
+      this.#diskFull = false;
       pending.resolve(answer.value);
     } else {
+      if (answer.code === 'storage_full') this.#diskFull = true;
       pending.reject(new WireError(knownErrorCode(answer.code), answer.message || undefined));
     }
   }

@@ -1,5 +1,6 @@
 import { COMMAND_BOUNDS } from './command-limits.js';
 import { isInside, type SandboxView } from './sandbox-view.js';
+import { PROC_READ_ONLY } from './system-covers.js';
 import type { SandboxPath, WorkspaceScan } from './workspace-scan.js';
 
 /**
@@ -17,6 +18,8 @@ export interface CommandMounts {
   /** Read-only empty sources bound over what is covered. */
   emptyFile: string;
   emptyDirectory: string;
+  /** The real paths of the other live sessions' workspaces: each is emptied unless it lies in this one. */
+  otherWorkspaces: readonly string[];
 }
 
 /** bwrap's options, passed on ARGUMENTS_FD so that none shows in a process list inside, and the held descriptors. */
@@ -31,15 +34,17 @@ export interface BwrapInvocation {
  * The options of `bwrap` for one command. Mounts apply in order, and a bind of a host folder brings the
  * host's view of everything beneath it, so the order is what makes it safe:
  *
- * 1. the root read-only, a fresh /proc and /dev;
+ * 1. the root read-only, a fresh /proc with the kernel's settings read-only and its sensitive files masked,
+ *    and a fresh /dev;
  * 2. the emptied places (temporary and runtime folders, the user's home) that hold the workspace or lie
- *    apart from it, with the readable folders of the home bound back;
+ *    apart from it, with the readable folders of the home bound back, then the other sessions' workspaces
+ *    that hold this one or lie apart from it;
  * 3. the workspace, read-write, by the descriptor its scan checked;
  * 4. then everything that protects or hides, so that the workspace's bind uncovers nothing: the pins and
  *    read-only `.git` bindings (outermost first); the emptied places inside the workspace, after them, since
  *    a pin or a `.git` folder inside such a place brings the host's view of it back; the covers inside the
  *    workspace, then those outside it (the daemon's home, its socket's folder, credential files of the
- *    readable folders), each only where an emptied place does not hide it already.
+ *    readable folders, the system's secrets), each only where an emptied place does not hide it already.
  */
 export function bwrapArguments(mounts: CommandMounts): BwrapInvocation {
   const { view, scan } = mounts;
@@ -49,7 +54,7 @@ export function bwrapArguments(mounts: CommandMounts): BwrapInvocation {
     heldFds.push(fd);
     return String(FIRST_HELD_FD + heldFds.length - 1);
   };
-  const cover = (path: SandboxPath, kind: 'directory' | 'file'): Array<string | SandboxPath> => [
+  const cover = (path: SandboxPath | string, kind: 'directory' | 'file'): Array<string | SandboxPath> => [
     '--ro-bind',
     kind === 'directory' ? mounts.emptyDirectory : mounts.emptyFile,
     path,
@@ -72,9 +77,17 @@ export function bwrapArguments(mounts: CommandMounts): BwrapInvocation {
       '/',
       '--proc',
       '/proc',
+      ...PROC_READ_ONLY.flatMap((path) => ['--ro-bind-try', path, path]),
+      ...view.system.masked.flatMap((entry) => cover(entry.path, entry.kind)),
       '--dev',
       '/dev',
       ...emptiedBefore.flatMap(empty),
+      ...otherWorkspaces(view, workspace, mounts.otherWorkspaces).flatMap((place) => [
+        '--size',
+        String(COMMAND_BOUNDS.tmpfs_bytes),
+        '--tmpfs',
+        place,
+      ]),
       '--bind-fd',
       held(scan.root.fd),
       scan.root.path,
@@ -85,6 +98,9 @@ export function bwrapArguments(mounts: CommandMounts): BwrapInvocation {
       '--unshare-net',
       '--unshare-pid',
       '--unshare-ipc',
+      // A hostname of its own: a root command could otherwise rename the machine.
+      '--unshare-uts',
+      '--unshare-cgroup-try',
       '--die-with-parent',
       '--new-session',
       // Run as root, bwrap keeps every capability, and with CAP_SYS_ADMIN a command can remount the root
@@ -116,6 +132,30 @@ export function bwrapArguments(mounts: CommandMounts): BwrapInvocation {
 }
 
 /**
+ * The other sessions' workspaces to empty, outermost only: not this one, nothing inside it, nothing an
+ * emptied place hides already (unless a readable folder shows it again).
+ */
+function otherWorkspaces(view: SandboxView, workspace: string, others: readonly string[]): string[] {
+  // A readable folder bound from elsewhere shows what lies in its source under its own path too.
+  const aliases = others.flatMap((place) =>
+    view.readable
+      .filter(({ source, path }) => source !== path && (place === source || isInside(place, source)))
+      .map(({ source, path }) => path + place.slice(source.length)),
+  );
+  const shown = [...others, ...aliases].filter(
+    (place) =>
+      place !== workspace &&
+      !isInside(place, workspace) &&
+      !(
+        view.emptied.some((emptied) => emptied === place || isInside(place, emptied)) &&
+        !view.readable.some((folder) => folder.path === place || isInside(place, folder.path))
+      ),
+  );
+  const unique = [...new Set(shown)];
+  return unique.filter((place) => !unique.some((other) => other !== place && isInside(place, other)));
+}
+
+/**
  * The covers inside the workspace, then those outside it, without any that an emptied place hides already
  * (a bind there would only make an empty entry of its name) or that lies inside another cover or is the
  * same: a cover is an empty read-only folder, where nothing could be mounted.
@@ -137,7 +177,10 @@ function outermostCovers(
     !readable.some((folder) => isInside(path, folder));
   const all = [
     ...scan.covers,
-    ...scan.outside.map((entry) => ({ path: Buffer.from(entry.path), kind: entry.kind })),
+    ...[...scan.outside, ...view.system.secrets].map((entry) => ({
+      path: Buffer.from(entry.path),
+      kind: entry.kind,
+    })),
   ].filter((entry) => !hidden(key(entry.path)));
   const folders = all.filter((entry) => entry.kind === 'directory').map((entry) => key(entry.path));
   const seen = new Set<string>();

@@ -5,6 +5,8 @@ export interface CommandRequest {
   workspace: string;
   /** Whose command it is: slots are shared fairly between sessions. */
   session: string;
+  /** The real paths of the other live sessions' workspaces, which the command must not see. */
+  otherWorkspaces?: readonly string[];
   /** From the command's start; a command not started when it has passed since the request is not started at all. */
   timeoutMs: number;
   signal: AbortSignal;

@@ -166,7 +166,7 @@ export class CommandSandbox {
       if (!this.#scanner.known(request.workspace)) await this.#learn(scanRequest, preparing.signal);
       slot = await this.#slots.acquire(request.session, preparing.signal);
       if (this.#closed) throw new SandboxClosed();
-      prepared = await this.#prepare(scanRequest, preparing.signal);
+      prepared = await this.#prepare(scanRequest, request.otherWorkspaces ?? [], preparing.signal);
       if (this.#closed) throw new SandboxClosed();
       preparing.signal.throwIfAborted();
       endPreparing();
@@ -226,7 +226,11 @@ export class CommandSandbox {
   }
 
   /** The workspace's last check and the command's cgroup, made side by side. */
-  async #prepare(scanRequest: ScanRequest, signal: AbortSignal): Promise<Prepared> {
+  async #prepare(
+    scanRequest: ScanRequest,
+    otherWorkspaces: readonly string[],
+    signal: AbortSignal,
+  ): Promise<Prepared> {
     const [scanned, made, covers] = await Promise.allSettled([
       this.#scanner.scan(scanRequest, signal),
       this.#options.control.group(),
@@ -240,6 +244,7 @@ export class CommandSandbox {
           scan,
           emptyFile: covers.value.file,
           emptyDirectory: covers.value.directory,
+          otherWorkspaces,
         });
         return { invocation, scan, group: made.value };
       } catch (error) {

@@ -15,5 +15,5 @@ export { credentialHiddenPaths } from './credential-hidden-paths.js';
 export { probeSandbox, type SandboxProbe, type SandboxUnavailableReason } from './probe.js';
 export { type BoundsEnforcement, type CommandBounds, resourceControl } from './resource-control.js';
 export { READABLE_HOME_PATHS, resolveSandboxView, type SandboxView } from './sandbox-view.js';
-export { unixSocketFilter } from './seccomp-filter.js';
+export { commandSeccompProgram } from './seccomp-filter.js';
 export { ScanRefusal, type ScanRefusalReason } from './workspace-scan.js';

@@ -6,7 +6,8 @@ import type { Clock } from '../clock.js';
 import { type CommandSandbox, type LimitProcess, CommandSandbox as Sandbox } from './command-runner.js';
 import type { ResourceControl } from './resource-control.js';
 import { COMMAND_PATH, type SandboxView } from './sandbox-view.js';
-import { type SeccompArchitecture, seccompArchitecture, unixSocketFilter } from './seccomp-filter.js';
+import { commandSeccompProgram, type SeccompArchitecture, seccompArchitecture } from './seccomp-filter.js';
+import { resolveSystemCovers } from './system-covers.js';
 
 export type SandboxUnavailableReason = 'not_installed' | 'cannot_start' | 'unsupported_architecture';
 
@@ -84,12 +85,13 @@ async function startsSandbox(
       credentialPaths: [],
       commandPath: COMMAND_PATH,
       skipped: [],
+      system: await resolveSystemCovers(),
     };
     const sandbox: CommandSandbox = new Sandbox({
       bwrap,
       clock: options.clock,
       view,
-      seccomp: unixSocketFilter(architecture),
+      seccomp: commandSeccompProgram(architecture),
       control: RLIMITS_ONLY,
       bounds: { memoryBytes: 2 ** 31, processes: 256 },
       limitProcess: options.limitProcess,

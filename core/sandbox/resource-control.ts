@@ -1,6 +1,7 @@
 import { access, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
+import { sweepStaleGroups } from './stale-groups.js';
 
 /** How a command's memory and process count are bounded: by a cgroup of its own, or by rlimits alone. */
 export type BoundsEnforcement = 'cgroup_v1' | 'cgroup_v2' | 'rlimit';
@@ -144,6 +145,7 @@ async function cgroupV1(
     paths.get('pids'),
   );
   if (memory === null || pids === null) return null;
+  await Promise.all([memory, pids].map((directory) => sweepStaleGroups(directory, view.pid)));
   const parents = [join(memory, `magid-${view.pid}`), join(pids, `magid-${view.pid}`)] as const;
   for (const parent of parents) await mkdir(parent, { recursive: true });
   const swapLimited = await exists(join(parents[0], 'memory.memsw.limit_in_bytes'));
@@ -169,6 +171,7 @@ async function cgroupV2(
   if (own === null) return null;
   const available = (await readFile(join(own, 'cgroup.controllers'), 'utf8')).split(/\s+/);
   if (!V2_CONTROLLERS.every((controller) => available.includes(controller))) return null;
+  await sweepStaleGroups(own, view.pid);
   // A cgroup with processes of its own cannot hand controllers to children ("no internal processes"): a
   // cgroup holding this daemon alone moves it into a leaf first.
   const members = (await readFile(join(own, 'cgroup.procs'), 'utf8')).split('\n').filter(Boolean);

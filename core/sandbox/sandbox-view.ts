@@ -2,6 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
 import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { credentialHiddenPaths } from './credential-hidden-paths.js';
+import { resolveSystemCovers, type SystemCovers } from './system-covers.js';
 
 /** The search path every command gets after the daemon's own visible entries. */
 export const COMMAND_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -68,6 +69,8 @@ export interface SandboxView {
   commandPath: string;
   /** Configured readable paths that were not made readable, and why. */
   skipped: Array<{ path: string; reason: SkippedReadableReason }>;
+  /** What the machine keeps under /proc and /sys, and its own secrets, that commands must not reach. */
+  system: SystemCovers;
 }
 
 export async function resolveSandboxView(options: SandboxViewOptions): Promise<SandboxView> {
@@ -101,6 +104,7 @@ export async function resolveSandboxView(options: SandboxViewOptions): Promise<S
     credentialPaths: userHome === null ? [] : credentialHiddenPaths(userHome),
     commandPath: await commandPath(options.searchPath, emptied, readable, daemonHome),
     skipped,
+    system: await resolveSystemCovers(),
   };
 }
 

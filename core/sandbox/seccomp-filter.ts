@@ -1,51 +1,52 @@
+import {
+  AF_UNIX,
+  ALLOWED_PERSONALITIES,
+  ALLOWED_SOCKET_FAMILIES,
+  ARGUMENT_RULES,
+  CLONE_NAMESPACE_FLAGS,
+  ERRNO,
+  REFUSED_CALLS,
+  type SeccompArchitecture,
+  SOCK_STREAM,
+  SOCK_TYPE_MASK,
+} from './seccomp-policy.js';
+
 /**
- * The seccomp program every command runs under, as the classic BPF bytes `bwrap --seccomp FD` loads. It
- * makes `socket(AF_UNIX, …)` fail with EPERM, so that no command can connect to a Unix socket (the daemon's
- * own, a session bus, a container engine's) whatever the filesystem lets it see, and `io_uring_setup` fail
- * the same way, since io_uring can open sockets without passing through this filter. Everything else is
- * allowed: the filter confines where a command can reach, not what it can compute.
+ * The seccomp program every command runs under (seccomp-policy.ts says what it refuses and why), compiled
+ * into the classic BPF bytes `bwrap --seccomp FD` loads.
  *
  * A filter must check the architecture the call was made in: system call numbers differ between them, and
- * an x86-64 process can enter the kernel as i386 or x32, where `socket` has another number. So each
- * supported architecture gets a program of its own that kills a process calling in any other ABI.
+ * an x86-64 process can enter the kernel as i386 or x32, where calls have other numbers. So each supported
+ * architecture gets a program of its own that kills a process calling in any other ABI, and on x86-64
+ * refuses every x32 call.
  */
 
-export type SeccompArchitecture = 'x64' | 'arm64';
+export type { SeccompArchitecture } from './seccomp-policy.js';
 
 /** The architectures the filter is written for, by `process.arch`; on others `run_command` is unavailable. */
 export function seccompArchitecture(arch: string): SeccompArchitecture | null {
   return arch === 'x64' || arch === 'arm64' ? arch : null;
 }
 
-interface Abi {
-  /** AUDIT_ARCH_* of linux/audit.h. */
-  audit: number;
-  socket: number;
-  ioUringSetup: number;
-  /** x32 system calls are x86-64 ones with this bit set; null where there is no such ABI. */
-  x32Bit: number | null;
-}
-
-const ABIS: Readonly<Record<SeccompArchitecture, Abi>> = {
-  x64: { audit: 0xc000003e, socket: 41, ioUringSetup: 425, x32Bit: 0x40000000 },
-  arm64: { audit: 0xc00000b7, socket: 198, ioUringSetup: 425, x32Bit: null },
-};
+/** AUDIT_ARCH_* of linux/audit.h. */
+const AUDIT_ARCH: Readonly<Record<SeccompArchitecture, number>> = { x64: 0xc000003e, arm64: 0xc00000b7 };
+/** x32 system calls are x86-64 ones with this bit set. */
+const X32_BIT = 0x40000000;
 
 // linux/filter.h and linux/seccomp.h
 const BPF_LD_W_ABS = 0x20;
+const BPF_ALU_AND_K = 0x54;
 const BPF_JEQ_K = 0x15;
 const BPF_JSET_K = 0x45;
 const BPF_RET_K = 0x06;
 const SECCOMP_RET_KILL_PROCESS = 0x80000000;
 const SECCOMP_RET_ERRNO = 0x00050000;
 const SECCOMP_RET_ALLOW = 0x7fff0000;
-const EPERM = 1;
-const AF_UNIX = 1;
 // struct seccomp_data: int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]. Both architectures
-// are little-endian, so the low half of args[0] (socket's domain, an int) is at offset 16.
+// are little-endian, so the low half of args[i] is at 16 + 8 * i.
 const OFFSET_NR = 0;
 const OFFSET_ARCH = 4;
-const OFFSET_ARG0_LOW = 16;
+const argumentLow = (index: number): number => 16 + 8 * index;
 
 interface Instruction {
   code: number;
@@ -55,39 +56,69 @@ interface Instruction {
 }
 
 const load = (offset: number): Instruction => ({ code: BPF_LD_W_ABS, jt: 0, jf: 0, k: offset });
+const and = (mask: number): Instruction => ({ code: BPF_ALU_AND_K, jt: 0, jf: 0, k: mask });
 const ret = (value: number): Instruction => ({ code: BPF_RET_K, jt: 0, jf: 0, k: value });
+/** If the accumulator equals `k`, run the next instruction, else skip `skip` of them. */
+const ifEqual = (k: number, skip: number): Instruction => ({ code: BPF_JEQ_K, jt: 0, jf: skip, k });
+const ALLOW = ret(SECCOMP_RET_ALLOW);
+const refuse = (errno: number): Instruction => ret(SECCOMP_RET_ERRNO | errno);
+const EPERM = refuse(ERRNO.EPERM);
+
+/**
+ * The arguments' part of a rule: instructions run once the call number matched, each path ending in a
+ * return, so that a rule never jumps past itself.
+ */
+const ARGUMENT_CHECKS: Readonly<Record<keyof typeof ARGUMENT_RULES, Instruction[]>> = {
+  socket: [
+    load(argumentLow(0)),
+    ...Object.values(ALLOWED_SOCKET_FAMILIES).flatMap((family) => [ifEqual(family, 1), ALLOW]),
+    EPERM,
+  ],
+  socketpair: [
+    load(argumentLow(0)),
+    ifEqual(AF_UNIX, 4),
+    load(argumentLow(1)),
+    and(SOCK_TYPE_MASK),
+    ifEqual(SOCK_STREAM, 1),
+    ALLOW,
+    EPERM,
+  ],
+  clone: [load(argumentLow(0)), and(CLONE_NAMESPACE_FLAGS), ifEqual(0, 1), ALLOW, EPERM],
+  personality: [
+    load(argumentLow(0)),
+    ...ALLOWED_PERSONALITIES.flatMap((persona) => [ifEqual(persona, 1), ALLOW]),
+    EPERM,
+  ],
+};
+
+/** Jumps are eight bits wide: a block longer than this could not be skipped. */
+const JUMP_MAX = 255;
 
 /** The program for `arch`, eight bytes per instruction in the host's byte order (struct sock_filter). */
-export function unixSocketFilter(arch: SeccompArchitecture): Buffer {
-  const abi = ABIS[arch];
-  const deny = ret(SECCOMP_RET_ERRNO | EPERM);
-  const allow = ret(SECCOMP_RET_ALLOW);
-  // Jumps are relative to the next instruction, so each is written against the tail it skips to: the
-  // program ends with [check the domain, allow, deny], and `toTail(i, n)` jumps from instruction i to the
-  // n-th instruction of that tail.
-  const head: Instruction[] = [load(OFFSET_ARCH), { code: BPF_JEQ_K, jt: 1, jf: 0, k: abi.audit }];
-  head.push(ret(SECCOMP_RET_KILL_PROCESS), load(OFFSET_NR));
-  const checks: Array<{ code: number; k: number; to: 'domain' | 'deny' }> = [];
-  if (abi.x32Bit !== null) checks.push({ code: BPF_JSET_K, k: abi.x32Bit, to: 'deny' });
-  checks.push({ code: BPF_JEQ_K, k: abi.socket, to: 'domain' });
-  checks.push({ code: BPF_JEQ_K, k: abi.ioUringSetup, to: 'deny' });
-  const tail: Instruction[] = [
-    // after the checks: an allowed call
-    allow,
-    // 'domain': socket(2) is denied for AF_UNIX only
-    load(OFFSET_ARG0_LOW),
-    { code: BPF_JEQ_K, jt: 1, jf: 0, k: AF_UNIX },
-    allow,
-    // 'deny'
-    deny,
+export function commandSeccompProgram(arch: SeccompArchitecture): Buffer {
+  const program: Instruction[] = [
+    load(OFFSET_ARCH),
+    { code: BPF_JEQ_K, jt: 1, jf: 0, k: AUDIT_ARCH[arch] },
+    ret(SECCOMP_RET_KILL_PROCESS),
+    load(OFFSET_NR),
   ];
-  const targetInTail = { domain: 1, deny: 4 } as const;
-  const program = [...head];
-  checks.forEach((check, index) => {
-    const remainingChecks = checks.length - index - 1;
-    program.push({ code: check.code, jt: remainingChecks + targetInTail[check.to], jf: 0, k: check.k });
-  });
-  program.push(...tail);
+  if (arch === 'x64') program.push({ code: BPF_JSET_K, jt: 0, jf: 1, k: X32_BIT }, EPERM);
+  for (const refused of REFUSED_CALLS) {
+    const nr = refused.numbers[arch];
+    if (nr !== null) program.push(ifEqual(nr, 1), refuse(ERRNO[refused.errno]));
+  }
+  for (const [rule, checks] of Object.entries(ARGUMENT_CHECKS)) {
+    const nr = ARGUMENT_RULES[rule as keyof typeof ARGUMENT_RULES].numbers[arch];
+    if (nr === null) continue;
+    if (checks.length > JUMP_MAX) throw new RangeError('an argument rule is too long to skip');
+    // The checks run only for their own call and always return, so the next rule still sees the number.
+    program.push(ifEqual(nr, checks.length), ...checks);
+  }
+  program.push(ALLOW);
+  return encode(program);
+}
+
+function encode(program: readonly Instruction[]): Buffer {
   const bytes = Buffer.alloc(program.length * 8);
   program.forEach((instruction, index) => {
     const at = index * 8;

@@ -156,6 +156,11 @@ export class SessionControl {
     return this.#live.get(sessionId)?.controller != null;
   }
 
+  /** The sessions with a controller now. */
+  claimedSessionIds(): string[] {
+    return [...this.#live].filter(([, live]) => live.controller).map(([sessionId]) => sessionId);
+  }
+
   get claimedCount(): number {
     let count = 0;
     for (const live of this.#live.values()) if (live.controller) count++;

@@ -19,7 +19,7 @@ import { summaryActivity } from './summary-activity.js';
 import { type ToolResultPayload, validateToolResult } from './tool-result.js';
 import { type ApplicationSelection, admitApplication } from './turn-admission.js';
 import type { TurnEvent, TurnSink } from './turn-events.js';
-import { TurnEnding } from './turn-failure.js';
+import { daemonFailure, TurnEnding } from './turn-failure.js';
 import { interruptedTerminal, recoverInterruptedTurns, TurnHistory } from './turn-history.js';
 import { runTurn } from './turn-worker.js';
 
@@ -124,6 +124,11 @@ export class TurnCoordinator {
 
   isActive(sessionId: string): boolean {
     return this.#active.has(sessionId);
+  }
+
+  /** The sessions with a turn running now. */
+  activeSessionIds(): string[] {
+    return [...this.#active.keys()];
   }
 
   /**
@@ -248,7 +253,7 @@ export class TurnCoordinator {
       () => call.report(outcome),
       (error: unknown) => {
         call.resultLost();
-        turn.end(new TurnEnding('failed', 'internal_error'));
+        turn.end(daemonFailure(error));
         throw error;
       },
     );
@@ -337,8 +342,8 @@ export class TurnCoordinator {
         toolbox,
         instructions: [instructions.home, workspace ?? '', instructions.skillIndex],
       });
-    } catch {
-      ending = new TurnEnding('failed', 'internal_error');
+    } catch (error) {
+      ending = daemonFailure(error);
     }
     turn.end(ending);
     await this.#calls.reportsInFlight(turn);

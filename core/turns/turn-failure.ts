@@ -1,4 +1,4 @@
-import { ERROR_MESSAGES, type ErrorCode } from '../errors.js';
+import { ERROR_MESSAGES, type ErrorCode, isWireError } from '../errors.js';
 
 /** Terminal error codes of a failed turn; each carries its fixed text, never a provider's own words. */
 export const TURN_FAILURE_CODES = [
@@ -7,6 +7,7 @@ export const TURN_FAILURE_CODES = [
   'executor_unavailable',
   'limit_exceeded',
   'interrupted',
+  'storage_full',
   'internal_error',
 ] as const satisfies readonly ErrorCode[];
 
@@ -31,4 +32,12 @@ export class TurnEnding extends Error {
   get error(): { code: TurnFailureCode; message: string } | null {
     return this.code ? { code: this.code, message: ERROR_MESSAGES[this.code] } : null;
   }
+}
+
+/** The failure a turn ends with when something of the daemon's own failed: a full disk says so. */
+export function daemonFailure(error: unknown): TurnEnding {
+  return new TurnEnding(
+    'failed',
+    isWireError(error) && error.code === 'storage_full' ? 'storage_full' : 'internal_error',
+  );
 }

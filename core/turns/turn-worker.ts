@@ -15,7 +15,7 @@ import { ProviderError } from '../provider/provider-error.js';
 import type { ReasoningSummary } from '../provider/reasoning-summaries.js';
 import type { ActiveTurn } from './active-turn.js';
 import { type CallDispatcher, outcomeText } from './call-dispatcher.js';
-import { TurnEnding } from './turn-failure.js';
+import { daemonFailure, TurnEnding } from './turn-failure.js';
 
 export interface TurnWork {
   turn: ActiveTurn;
@@ -102,7 +102,7 @@ export async function runTurn(work: TurnWork): Promise<TurnEnding> {
         ? new TurnEnding('cancelled')
         : new TurnEnding('failed', 'provider_error');
     }
-    return new TurnEnding('failed', 'internal_error');
+    return daemonFailure(error);
   }
 }
 

@@ -168,6 +168,7 @@ t.test('states are string unions', async (t) => {
     | 'executor_unavailable'
     | 'limit_exceeded'
     | 'interrupted'
+    | 'storage_full'
     | 'internal_error'
   >();
   expectTypeOf<SessionCloseResult['status']>().toEqualTypeOf<'closing' | 'closed'>();

@@ -6,10 +6,10 @@ import { nativeAddon } from '../../core/endpoint/native.js';
 import {
   CommandSandbox,
   type CommandSandboxOptions,
+  commandSeccompProgram,
   probeSandbox,
   resolveSandboxView,
   type SandboxView,
-  unixSocketFilter,
 } from '../../core/sandbox/command-sandbox.js';
 import type { ResourceControl } from '../../core/sandbox/resource-control.js';
 import { seccompArchitecture } from '../../core/sandbox/seccomp-filter.js';
@@ -142,7 +142,7 @@ export async function testSandboxOptions(
     bwrap: bwrap ?? '/nonexistent/bwrap',
     clock: fakeClock(),
     view: { ...resolved, ...view },
-    seccomp: unixSocketFilter(seccompArchitecture(process.arch) ?? 'x64'),
+    seccomp: commandSeccompProgram(seccompArchitecture(process.arch) ?? 'x64'),
     control: RLIMITS_ONLY,
     bounds: { memoryBytes: 2 ** 31, processes: 256 },
     limitProcess: nativeAddon().limitProcess,

@@ -227,3 +227,38 @@ t.test(
     t.match(second.magid.stderr, /turns interrupted by the last stop were recorded as failed/);
   },
 );
+
+t.test(
+  'a turn refused for a full disk says so (storage_full), status shows it, and both recover once room is made',
+  { skip: unavailable ?? false },
+  async (t) => {
+    const { home, socket, workspace, provider, args } = await scene(t);
+    for (let i = 0; i < 200; i++) provider.reply(['ok']);
+    await startDaemon(t, { socket, home, args });
+    const { client } = await connectSocket(socket);
+    await client.initialize([]);
+    const { session, control } = await claimedSession(client, workspace);
+    const filler = join(home, 'filler');
+    t.ok(fillUp(filler), 'the home is full');
+    // Room left inside the store's own files may take a few turns more; a long prompt uses it up.
+    const prompt = 'A line of the prompt that fills the history. '.repeat(600);
+    let refusal: { code: string } | null = null;
+    for (let attempt = 0; attempt < 100 && refusal === null; attempt++) {
+      const start = await client.request('turn.start', { prompt }, { session, control, operation: op() });
+      if (!start.ok) {
+        refusal = start.error as { code: string };
+        break;
+      }
+      await client.event('turn.terminal', 20_000);
+    }
+    t.match(refusal, { code: 'storage_full' }, 'the refusal names the full disk, not an internal error');
+    t.match(await client.call('status'), { storage: { full: true } }, 'status shows it');
+
+    rmSync(filler);
+    const start = await client.request('turn.start', { prompt: 'go' }, { session, control, operation: op() });
+    t.ok(start.ok, 'with room again a turn starts');
+    await client.event('turn.terminal', 20_000);
+    t.match(await client.call('status'), { storage: { full: false } }, 'and status says the disk has room');
+    client.close();
+  },
+);

@@ -33,6 +33,7 @@ for (const transport of TRANSPORTS) {
           home: { state: 'absent', bytes: 0, reason: null, linked: false },
           workspaces: [],
         },
+        storage: { full: false },
       });
     });
 

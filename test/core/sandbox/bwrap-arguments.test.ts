@@ -29,6 +29,7 @@ function view(overrides: Partial<SandboxView> = {}): SandboxView {
     credentialPaths: ['/home/ada/.ssh', '/home/ada/.cargo/credentials'],
     commandPath: `/home/ada/.cargo/bin:${COMMAND_PATH}`,
     skipped: [],
+    system: { masked: [], secrets: [] },
     ...overrides,
   };
 }
@@ -54,17 +55,23 @@ function scan(
   };
 }
 
-function options(mountView: SandboxView, mountScan: WorkspaceScan): string[] {
+function options(mountView: SandboxView, mountScan: WorkspaceScan, others: string[] = []): string[] {
   const { options: list } = bwrapArguments({
     view: mountView,
     scan: mountScan,
     emptyFile: EMPTY_FILE,
     emptyDirectory: EMPTY_DIRECTORY,
+    otherWorkspaces: others,
   });
   return list.map((option) => (typeof option === 'string' ? option : Buffer.from(option).toString()));
 }
 
-const START = ['--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
+const PROC = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'].flatMap((path) => [
+  '--ro-bind-try',
+  path,
+  path,
+]);
+const START = ['--ro-bind', '/', '/', '--proc', '/proc', ...PROC, '--dev', '/dev'];
 const empty = (place: string) => ['--size', SIZE, '--tmpfs', place];
 const HOME_READABLE = [
   '--ro-bind',
@@ -82,6 +89,8 @@ function end(path: string, home: string, workspace: string): string[] {
     '--unshare-net',
     '--unshare-pid',
     '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
     '--die-with-parent',
     '--new-session',
     '--cap-drop',
@@ -132,6 +141,7 @@ t.test(
       }),
       emptyFile: EMPTY_FILE,
       emptyDirectory: EMPTY_DIRECTORY,
+      otherWorkspaces: [],
     });
     t.same(invocation.heldFds, [10, 11, 12], 'passed at 6, 7 and 8, in the order the options name them');
     t.same(
@@ -306,6 +316,7 @@ t.test('paths stay the bytes the filesystem names them, and the options end with
     scan: scan('/srv/w', { pins: [], covers: [{ path: strange, kind: 'file' }] }),
     emptyFile: EMPTY_FILE,
     emptyDirectory: EMPTY_DIRECTORY,
+    otherWorkspaces: [],
   });
   const cover = list.find((option) => typeof option !== 'string' && Buffer.from(option).includes(0xff));
   t.same(Buffer.from(cover!).toString('hex'), strange.toString('hex'));
@@ -320,4 +331,73 @@ t.test('paths stay the bytes the filesystem names them, and the options end with
     'an empty option is a lone NUL; text is UTF-8',
   );
   t.same(encodeOptions([]), Buffer.alloc(0));
+});
+
+t.test(
+  'the kernel’s settings are read-only and its sensitive files masked, right after the fresh /proc',
+  async (t) => {
+    const found = options(
+      view({
+        system: {
+          masked: [
+            { path: '/proc/keys', kind: 'file' },
+            { path: '/proc/acpi', kind: 'directory' },
+            { path: '/sys/firmware', kind: 'directory' },
+          ],
+          secrets: [
+            { path: '/etc/shadow', kind: 'file' },
+            { path: '/etc/ssl/private', kind: 'directory' },
+            { path: '/tmp/hidden-already', kind: 'file' },
+          ],
+        },
+      }),
+      scan('/srv/w'),
+    );
+    t.same(found.slice(0, 5), ['--ro-bind', '/', '/', '--proc', '/proc']);
+    t.same(found.slice(5, 5 + PROC.length), PROC, 'bound onto themselves, read-only, where they exist');
+    t.same(
+      found.slice(5 + PROC.length, 5 + PROC.length + 9),
+      [...file('/proc/keys'), ...folder('/proc/acpi'), ...folder('/sys/firmware')],
+      'the masked ones next',
+    );
+    const text = found.join('\n');
+    const workspaceBind = found.indexOf('/srv/w');
+    t.ok(text.includes(file('/etc/shadow').join('\n')), 'the system’s secrets are covered');
+    t.ok(found.indexOf('/etc/shadow') > workspaceBind, 'after the workspace, which cannot uncover them');
+    t.ok(text.includes(folder('/etc/ssl/private').join('\n')));
+    t.notOk(found.includes('/tmp/hidden-already'), 'not where an emptied place hides them already');
+    t.ok(found.includes('--unshare-uts') && found.includes('--unshare-cgroup-try'));
+  },
+);
+
+t.test('the other sessions’ workspaces are emptied, unless they lie in this one', async (t) => {
+  const found = options(view(), scan('/srv/outer/inner'), [
+    '/srv/apart',
+    '/srv/outer',
+    '/srv/outer/inner',
+    '/srv/outer/inner/nested',
+    '/srv/apart/deeper',
+    '/tmp/elsewhere',
+    '/home/ada/projects/p',
+    '/home/ada/go/src/q',
+    '/opt/go/src/r',
+    '/srv/apart',
+  ]);
+  const emptiedOthers = found.filter(
+    (option, index) => found[index - 1] === '--tmpfs' && !SHARED.includes(option) && option !== '/home/ada',
+  );
+  t.same(
+    emptiedOthers,
+    ['/srv/apart', '/srv/outer', '/home/ada/go/src/q', '/opt/go/src/r', '/home/ada/go/src/r'],
+    'apart, holding this one, or shown again by a readable folder (under its source’s path too); once, outermost only',
+  );
+  const bind = found.indexOf('/srv/outer/inner');
+  t.ok(
+    emptiedOthers.every((place) => found.indexOf(place) < bind),
+    'before the workspace’s bind, which shows it again inside the one that holds it',
+  );
+  t.ok(
+    found.lastIndexOf('/home/ada/go') < found.indexOf('/home/ada/go/src/q'),
+    'after the readable folder that showed it',
+  );
 });

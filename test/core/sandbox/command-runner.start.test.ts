@@ -21,6 +21,7 @@ import {
   neverAborted,
   processesLeft,
   processesWith,
+  processStarted,
   rootDirectory,
   sandboxUnavailable,
   testSandbox,
@@ -280,23 +281,54 @@ t.test(
   async (t) => {
     const commands = await testSandbox(t, { control, bounds });
     const workspace = await rootDirectory(t);
-    killOnTeardown(t, 'sleep 98772');
-    const groups = (output: string) =>
-      ['memory', 'pids'].map((controller) => {
+    killOnTeardown(t, 'sleep 98772', 'sleep 98773', 'sleep 98774');
+    // Inside, a cgroup namespace shows the command's group as the root: its path is read from outside.
+    const groups = async (marker: string) => {
+      await processStarted(marker);
+      const [pid] = await processesWith(marker, true);
+      const text = await readFile(`/proc/${pid}/cgroup`, 'utf8');
+      return ['memory', 'pids'].map((controller) => {
         const path = new RegExp(`^\\d+:${controller}:(.*/magid-${process.pid}/command-\\d+)$`, 'm').exec(
-          output,
+          text,
         );
         return join('/sys/fs/cgroup', controller, path?.[1] ?? 'none');
       });
+    };
     const gone = (directories: string[]) => directories.every((directory) => !existsSync(directory));
 
-    const first = groups((await run(commands, workspace, 'cat /proc/self/cgroup')).output);
-    t.match(first[0], /command-1$/, 'the command is in its memory group');
-    t.match(first[1], /command-1$/, 'and in its pids group');
+    const inside = await run(commands, workspace, 'grep -E ":(memory|pids):" /proc/self/cgroup');
+    t.match(
+      inside.output,
+      /^\d+:(memory|pids):\/\n\d+:(memory|pids):\/\n$/,
+      'inside, its own group is the root',
+    );
+    const stopFirst = new AbortController();
+    const firstRun = commands.run({
+      command: 'sleep 98773',
+      workspace,
+      session: 'ses_test',
+      timeoutMs: 60_000,
+      signal: stopFirst.signal,
+    });
+    const first = await groups('sleep 98773');
+    t.match(first[0], /command-2$/, 'the command is in its memory group');
+    t.match(first[1], /command-2$/, 'and in its pids group');
+    stopFirst.abort();
+    await firstRun;
     await until(() => gone(first), 'the group is removed once the command has ended');
     // Its process left in the background keeps the group busy until the kernel has killed it.
-    const second = groups((await run(commands, workspace, 'sleep 98772 & cat /proc/self/cgroup')).output);
-    t.match(second[1], /command-2$/);
+    const stopSecond = new AbortController();
+    const secondRun = commands.run({
+      command: 'sleep 98772 & sleep 98774',
+      workspace,
+      session: 'ses_test',
+      timeoutMs: 60_000,
+      signal: stopSecond.signal,
+    });
+    const second = await groups('sleep 98774');
+    t.match(second[1], /command-3$/);
+    stopSecond.abort();
+    await secondRun;
     t.same(await processesLeft('sleep 98772'), [], 'the process it left in the background is gone');
     await until(() => gone(second), 'and so is its group');
     await run(commands, workspace, 'sleep 98772 & true');

@@ -278,6 +278,7 @@ const INERT: CommandSandboxOptions = {
     credentialPaths: [],
     commandPath: COMMAND_PATH,
     skipped: [],
+    system: { masked: [], secrets: [] },
   },
   seccomp: Buffer.alloc(0),
   control: RLIMITS_ONLY,

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { nativeAddon } from '../../../core/endpoint/native.js';
 import { probeSandbox, type SandboxProbe } from '../../../core/sandbox/probe.js';
-import { unixSocketFilter } from '../../../core/sandbox/seccomp-filter.js';
+import { commandSeccompProgram } from '../../../core/sandbox/seccomp-filter.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 import {
   bwrap,
@@ -131,7 +131,7 @@ t.test(
       ),
       'and its covered folder',
     );
-    t.same(seccomp, unixSocketFilter('x64'), 'the seccomp program on descriptor 4');
+    t.same(seccomp, commandSeccompProgram('x64'), 'the seccomp program on descriptor 4');
     t.equal(limits!.toString(), `0\n${2 ** 30 / 512}\n`, 'started by the gate, with its rlimits set');
   },
 );

@@ -6,6 +6,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmdirSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -151,6 +152,30 @@ t.test(
     t.ok(unused, 'a group never removed by its command');
     await control.close();
     for (const parent of parents) t.notOk(existsSync(parent), `close removes it and ${parent}`);
+  },
+);
+
+t.test(
+  'cgroup v1, for real: the groups a daemon killed with SIGKILL left are removed at the next start',
+  { skip: v1Writable ? false : 'no writable cgroup v1 memory and pids hierarchy here' },
+  async (t) => {
+    // A pid that was a process once and is none now: a child, reaped.
+    const gone = sleeper(t);
+    const deadPid = gone.pid!;
+    gone.kill('SIGKILL');
+    await ended(gone);
+    const left = [memoryV1!, pidsV1!].map((directory) => join(directory, `magid-${deadPid}`));
+    for (const parent of left) mkdirSync(join(parent, 'command-3'), { recursive: true });
+    t.teardown(() => {
+      // A cgroup folder goes with rmdir alone, never by removing its files.
+      for (const folder of left.flatMap((parent) => [join(parent, 'command-3'), parent])) {
+        if (existsSync(folder)) rmdirSync(folder);
+      }
+    });
+    const control = await resourceControl(BOUNDS, instant);
+    t.teardown(() => control.close());
+    t.equal(control.enforcedBy, 'cgroup_v1');
+    for (const parent of left) t.notOk(existsSync(parent), `${parent} is gone with its command group`);
   },
 );
 
