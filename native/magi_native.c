@@ -1,11 +1,13 @@
 /*
  * The system calls Node does not expose that the daemon needs: the peer credentials of a connected
  * Unix socket, flock(2) for the lifetime lock, _exit(2) for leaving without waiting for a thread
- * blocked in the kernel, prlimit(2) for bounding a command's process before it starts, and FD_CLOEXEC for
- * keeping the descriptors the daemon was started with from its children.
+ * blocked in the kernel, prlimit(2) for bounding a command's process before it starts, FD_CLOEXEC for
+ * keeping the descriptors the daemon was started with from its children, and a batched statx(2) of a tree
+ * of folders for checking a workspace walk against what it found the last time.
  * Failures are thrown as JS errors whose `code` is the errno name and `errno` its number.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,6 +16,8 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -243,6 +247,142 @@ static napi_value close_on_exec(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* The typed array `value` as `type`, with its element count; throws a TypeError otherwise. */
+static bool typed_array_argument(napi_env env, napi_value value, napi_typedarray_type type, const char *name,
+                                 void **data, size_t *length) {
+  bool is_typed_array = false;
+  napi_typedarray_type actual;
+  if (napi_is_typedarray(env, value, &is_typed_array) != napi_ok || !is_typed_array ||
+      napi_get_typedarray_info(env, value, &actual, length, data, NULL, NULL) != napi_ok || actual != type) {
+    char text[96];
+    snprintf(text, sizeof text, "%s is not a typed array of the expected type", name);
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", text);
+    return false;
+  }
+  return true;
+}
+
+#define TREE_DEPTH_MAX 255
+
+/* Whether the folder statx found is the one recorded: a folder still, same device, inode and ctime. */
+static bool same_folder(const struct statx *found, const uint64_t *expected) {
+  const unsigned int needed = STATX_TYPE | STATX_INO | STATX_CTIME;
+  if ((found->stx_mask & needed) != needed || !S_ISDIR(found->stx_mode)) return false;
+  uint64_t device = (uint64_t)makedev(found->stx_dev_major, found->stx_dev_minor);
+  uint64_t ctime_ns = (uint64_t)found->stx_ctime.tv_sec * 1000000000u + (uint64_t)found->stx_ctime.tv_nsec;
+  return device == expected[0] && (uint64_t)found->stx_ino == expected[1] && ctime_ns == expected[2];
+}
+
+static bool check_folder(int directory_fd, const char *name, int flags, const uint64_t *expected) {
+  struct statx found;
+  if (statx(directory_fd, name, flags | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+            STATX_TYPE | STATX_INO | STATX_CTIME, &found) != 0) {
+    return false;
+  }
+  return same_folder(&found, expected);
+}
+
+/*
+ * statTree(rootFd, names, ends, depths, expected, changed) -> count
+ * Checks a tree of folders beneath rootFd against what was recorded of each. Node i lies depths[i] levels
+ * below the root and is named by the bytes names[ends[i-1] .. ends[i]) (node 0 is the root itself: depth 0,
+ * no name); the nodes come in preorder, so a node's parent is the nearest earlier node one level up.
+ * expected[3i], [3i+1] and [3i+2] hold the device, inode and ctime in nanoseconds it had. Every node that is
+ * gone, no longer a folder or not as recorded has its index written to `changed`, in increasing order, and
+ * so has every node below a folder that could not be opened; the count is returned. Each name is looked up
+ * in its parent's descriptor, without following a symlink, and a folder that has nodes below it is checked
+ * through the descriptor they are looked up in, so what is checked is what is walked.
+ */
+static napi_value stat_tree(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 6) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE",
+                          "statTree takes (rootFd, names, ends, depths, expected, changed)");
+    return NULL;
+  }
+  int root_fd;
+  if (!fd_argument(env, argv[0], &root_fd)) return NULL;
+  bool is_buffer = false;
+  char *names = NULL;
+  size_t names_length = 0;
+  if (napi_is_buffer(env, argv[1], &is_buffer) != napi_ok || !is_buffer ||
+      napi_get_buffer_info(env, argv[1], (void **)&names, &names_length) != napi_ok) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "names is not a Buffer");
+    return NULL;
+  }
+  uint32_t *ends;
+  uint8_t *depths;
+  uint64_t *expected;
+  uint32_t *changed;
+  size_t ends_length, count, expected_length, changed_length;
+  if (!typed_array_argument(env, argv[2], napi_uint32_array, "ends", (void **)&ends, &ends_length) ||
+      !typed_array_argument(env, argv[3], napi_uint8_array, "depths", (void **)&depths, &count) ||
+      !typed_array_argument(env, argv[4], napi_biguint64_array, "expected", (void **)&expected,
+                            &expected_length) ||
+      !typed_array_argument(env, argv[5], napi_uint32_array, "changed", (void **)&changed, &changed_length)) {
+    return NULL;
+  }
+  if (count == 0 || ends_length != count || expected_length != 3 * count || changed_length < count ||
+      count > UINT32_MAX || depths[0] != 0 || ends[0] != 0) {
+    napi_throw_range_error(env, "ERR_OUT_OF_RANGE", "the tree's arrays do not describe one tree");
+    return NULL;
+  }
+  for (size_t i = 1; i < count; i++) {
+    size_t start = ends[i - 1];
+    if (depths[i] < 1 || depths[i] > depths[i - 1] + 1 || ends[i] <= start || ends[i] > names_length ||
+        ends[i] - start > NAME_MAX || memchr(names + start, '/', ends[i] - start) != NULL ||
+        memchr(names + start, '\0', ends[i] - start) != NULL) {
+      napi_throw_range_error(env, "ERR_OUT_OF_RANGE", "the tree's arrays do not describe one tree");
+      return NULL;
+    }
+  }
+
+  /* held[d]: the descriptor of the folder at depth d on the current path, -1 where it could not be opened. */
+  int held[TREE_DEPTH_MAX + 1];
+  held[0] = root_fd;
+  int deepest = 0;
+  uint32_t found = 0;
+  if (!check_folder(root_fd, "", AT_EMPTY_PATH, expected)) changed[found++] = 0;
+  char name[NAME_MAX + 1];
+  for (size_t i = 1; i < count; i++) {
+    int depth = depths[i];
+    for (; deepest >= depth; deepest--) {
+      if (held[deepest] >= 0) close(held[deepest]);
+    }
+    int parent = held[depth - 1];
+    bool has_below = i + 1 < count && depths[i + 1] == depth + 1;
+    bool same = false;
+    if (parent >= 0) {
+      size_t start = ends[i - 1];
+      memcpy(name, names + start, ends[i] - start);
+      name[ends[i] - start] = '\0';
+      if (has_below) {
+        int fd;
+        do {
+          fd = openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        } while (fd < 0 && errno == EINTR);
+        held[depth] = fd;
+        deepest = depth;
+        same = fd >= 0 && check_folder(fd, "", AT_EMPTY_PATH, expected + 3 * i);
+      } else {
+        same = check_folder(parent, name, 0, expected + 3 * i);
+      }
+    } else if (has_below) {
+      held[depth] = -1;
+      deepest = depth;
+    }
+    if (!same) changed[found++] = (uint32_t)i;
+  }
+  for (; deepest >= 1; deepest--) {
+    if (held[deepest] >= 0) close(held[deepest]);
+  }
+  napi_value result;
+  CHECK_NAPI(env, napi_create_uint32(env, found, &result));
+  return result;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"peerCredentials", NULL, peer_credentials, NULL, NULL, NULL, napi_enumerable, NULL},
@@ -250,6 +390,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"exitNow", NULL, exit_now, NULL, NULL, NULL, napi_enumerable, NULL},
       {"limitProcess", NULL, limit_process, NULL, NULL, NULL, napi_enumerable, NULL},
       {"closeOnExec", NULL, close_on_exec, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"statTree", NULL, stat_tree, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   CHECK_NAPI(env, napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties));
   return exports;

@@ -14,6 +14,7 @@ import { type McpServerEntry, McpServers } from '../core/mcp/mcp-servers.js';
 import {
   type BoundsEnforcement,
   COMMAND_BOUNDS,
+  type CommandActivity,
   CommandSandbox,
   commandSeccompProgram,
   probeSandbox,
@@ -52,10 +53,15 @@ export interface AgentPluginOptions {
 /** `run_command` as `status` reports it: not asked for, asked for but without a usable sandbox, or offered. */
 export type CommandToolState = 'off' | 'unavailable' | 'offered';
 
-/** The command sandbox as `status` reports it: why it is unavailable, or the bounds every command runs under. */
+/**
+ * The command sandbox as `status` reports it: why it is unavailable, or the bounds every command runs under
+ * and what its commands are doing now.
+ */
 export interface SandboxStatus {
   run_command: CommandToolState;
   reason: SandboxUnavailableReason | null;
+  /** Slots in use and commands waiting, now; null unless `run_command` is offered. */
+  commands: CommandActivity | null;
   bounds: {
     concurrent_commands: number;
     memory_bytes: number;
@@ -125,7 +131,7 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
     (name) => name !== 'load_skill' || installed.skills.length > 0,
   );
   let commands: CommandSandbox | null = null;
-  let sandbox: SandboxStatus = { run_command: 'off', reason: null, bounds: null };
+  let sandbox: Omit<SandboxStatus, 'commands'> = { run_command: 'off', reason: null, bounds: null };
   if (wanted.includes('run_command')) {
     const limitProcess = nativeAddon().limitProcess;
     const probe = await probeSandbox({
@@ -213,7 +219,9 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
     skills: skillsStatus(installed, discovery.unused),
     homeInstructions: homeInstructions.state,
     runCommand: sandbox.run_command,
-    sandbox,
+    get sandbox() {
+      return { ...sandbox, commands: commands?.activity() ?? null };
+    },
     mcp,
     get abandoned() {
       return abandoned;

@@ -78,7 +78,7 @@ const Result = Type.Object({
     /** `off` unless configured; `unavailable` when configured but the sandbox cannot run here. */
     run_command: Type.Union([Type.Literal('off'), Type.Literal('unavailable'), Type.Literal('offered')]),
   }),
-  /** The command sandbox: why `run_command` is unavailable, or the bounds every command runs under. */
+  /** The command sandbox: why `run_command` is unavailable, or its bounds and what its commands do now. */
   sandbox: Type.Object({
     run_command: Type.Union([Type.Literal('off'), Type.Literal('unavailable'), Type.Literal('offered')]),
     reason: Type.Union([
@@ -99,6 +99,15 @@ const Result = Type.Object({
           Type.Literal('cgroup_v2'),
           Type.Literal('rlimit'),
         ]),
+      }),
+      Type.Null(),
+    ]),
+    commands: Type.Union([
+      Type.Object({
+        slots_in_use: Type.Integer(),
+        waiting: Type.Integer(),
+        waiting_sessions: Type.Integer(),
+        scanning: Type.Integer(),
       }),
       Type.Null(),
     ]),

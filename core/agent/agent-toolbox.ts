@@ -259,6 +259,7 @@ export class AgentToolbox {
           const outcome = await commands.run({
             command: args.command as string,
             workspace: context.workspace,
+            session: context.session,
             otherWorkspaces: this.#otherWorkspaces(context.session),
             timeoutMs: (args.timeout_ms as number | undefined) ?? COMMAND_LIMITS.timeout_ms_default,
             signal: context.signal,

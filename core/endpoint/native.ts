@@ -22,6 +22,20 @@ export interface MagiNative {
   limitProcess(pid: number, resource: 'core' | 'fsize' | 'data', bytes: number): void;
   /** Sets FD_CLOEXEC on `fd`. */
   closeOnExec(fd: number): void;
+  /**
+   * Checks a tree of folders beneath `rootFd` against what was recorded of each (native/magi_native.c):
+   * node i, in preorder, lies `depths[i]` levels down and is named by `names` from `ends[i - 1]` to `ends[i]`
+   * (node 0 is the root); `expected` holds its device, inode and ctime in nanoseconds. Writes the index of
+   * every node gone or not as recorded to `changed`, in increasing order, and returns their count.
+   */
+  statTree(
+    rootFd: number,
+    names: Buffer,
+    ends: Uint32Array,
+    depths: Uint8Array,
+    expected: BigUint64Array,
+    changed: Uint32Array,
+  ): number;
 }
 
 /** What marks the addon's folder: its sources ship with the package, beside any prebuilt. */
@@ -78,7 +92,9 @@ function isMagiNative(value: unknown): value is MagiNative {
     'limitProcess' in value &&
     typeof value.limitProcess === 'function' &&
     'closeOnExec' in value &&
-    typeof value.closeOnExec === 'function'
+    typeof value.closeOnExec === 'function' &&
+    'statTree' in value &&
+    typeof value.statTree === 'function'
   );
 }
 

@@ -18,7 +18,10 @@ export const COMMAND_LIMITS = {
  * cgroup where the daemon can make one; config.json may change those two.
  */
 export const COMMAND_BOUNDS = {
-  /** Commands running at once across the daemon; the others wait, and the wait counts against their limit. */
+  /**
+   * Commands running at once across the daemon; the others wait, a session holding at most half of them while
+   * another session waits.
+   */
   concurrent: 4,
   memory_bytes_default: 2 * GiB,
   processes_default: 256,
@@ -43,6 +46,9 @@ export const SANDBOX_SCAN_LIMITS = {
   depth_above: 256,
   /** Covered entries, read-only bindings and the folders above them, together. */
   marks: 2_048,
-  /** Walks given up on and still running, per command slot, before its scans are refused. */
-  abandoned_threads: 4,
+  /**
+   * Workspaces with a scan thread of their own, keeping what their scans learned; a scan of another waits
+   * while all of them are busy.
+   */
+  threads: 8,
 } as const;

@@ -12,6 +12,7 @@ export function commandResultText(outcome: CommandOutcome): string {
     exit_code: outcome.exitCode,
     signal: outcome.signal,
     timed_out: outcome.timedOut,
+    queue_timed_out: outcome.queueTimedOut,
     cancelled: outcome.cancelled,
     output,
     truncated: outcome.truncated || cut,

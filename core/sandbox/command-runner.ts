@@ -3,35 +3,23 @@ import type { Readable, Writable } from 'node:stream';
 import { type Clock, deadlineAt } from '../clock.js';
 import { ARGUMENTS_FD, type BwrapInvocation, bwrapArguments, encodeOptions } from './bwrap-arguments.js';
 import { COMMAND_BOUNDS, COMMAND_LIMITS } from './command-limits.js';
+import {
+  type CommandOutcome,
+  type CommandRequest,
+  notStarted,
+  SandboxStartFailed,
+} from './command-outcome.js';
 import { type CommandSlot, CommandSlots } from './command-slots.js';
 import { CoverSources, SandboxClosed } from './cover-sources.js';
 import { OutputCollector } from './output-collector.js';
 import type { CommandBounds, CommandGroup, ResourceControl } from './resource-control.js';
+import { SandboxReport } from './sandbox-report.js';
 import { isInside, type SandboxView } from './sandbox-view.js';
 import { closeScan } from './scan-thread.js';
 import type { ScanRequest, WorkspaceScan } from './workspace-scan.js';
+import { WorkspaceScanner } from './workspace-scanner.js';
 
-export interface CommandRequest {
-  command: string;
-  workspace: string;
-  /** The real paths of the other live sessions' workspaces, which the command must not see. */
-  otherWorkspaces?: readonly string[];
-  timeoutMs: number;
-  signal: AbortSignal;
-}
-
-export interface CommandOutcome {
-  exitCode: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  cancelled: boolean;
-  /** stdout and stderr interleaved in arrival order, cut to `outputBytes` on a UTF-8 boundary. */
-  output: string;
-  truncated: boolean;
-  /** What each stream produced in all. */
-  stdoutBytes: number;
-  stderrBytes: number;
-}
+export { type CommandOutcome, type CommandRequest, SandboxStartFailed } from './command-outcome.js';
 
 /** Sets one rlimit of a process (prlimit(2) through the native addon in the daemon). */
 export type LimitProcess = (pid: number, resource: 'core' | 'fsize' | 'data', bytes: number) => void;
@@ -52,20 +40,30 @@ export interface CommandSandboxOptions {
   outputBytes?: number;
   /** Commands running at once; the default is `COMMAND_BOUNDS.concurrent`. */
   concurrent?: number;
+  /** Scans workspaces; one of its own by default. */
+  scanner?: Scanner;
 }
 
-export class SandboxStartFailed extends Error {
-  constructor() {
-    super('the sandbox could not be started');
-    this.name = 'SandboxStartFailed';
-  }
+/** What the sandbox asks of a workspace scanner (workspace-scanner.ts). */
+export type Scanner = Pick<WorkspaceScanner, 'known' | 'scan' | 'close'>;
+
+/** What the sandbox is doing now, for `status`. */
+export interface CommandActivity {
+  /** Commands holding a slot: their workspace's last check, or running. */
+  slots_in_use: number;
+  /** Commands waiting for a slot, and the sessions they belong to. */
+  waiting: number;
+  waiting_sessions: number;
+  /** Commands whose workspace is being checked for the first time, before they wait for a slot. */
+  scanning: number;
 }
 
 type KillReason = 'timeout' | 'abort' | 'close';
 
-/** A command ready to start: bwrap's options and the descriptors they name, and its cgroup if any. */
+/** A command ready to start: bwrap's options, the scan whose descriptors they name, and its cgroup if any. */
 interface Prepared {
   invocation: BwrapInvocation;
+  scan: WorkspaceScan;
   group: CommandGroup | null;
 }
 
@@ -82,16 +80,21 @@ const GATE = 'read -r go && [ "$go" = go ] && exec "$@"';
 
 /**
  * Runs shell commands inside bubblewrap (see bwrap-arguments.ts for what a command sees), at most
- * `concurrent` at once. Each command's time starts when it is asked for, so a wait for a slot and the scan
- * of its workspace count against it. A command is killed whole (the gate's process group is bwrap's, and
- * the PID namespace takes everything inside with it) at its time limit, when its signal aborts, or on close.
+ * `concurrent` at once, the slots shared fairly between sessions (command-slots.ts). A workspace met for the
+ * first time is scanned before its command waits for a slot, so that a long first walk holds none; the scan
+ * in the slot then reads only what changed (scan-cache.ts). A command's time limit runs from its start: one
+ * still waiting (for a slot or its workspace's check) when the limit has passed since it was asked for is
+ * not started (`queueTimedOut`). A command is killed whole (the gate's process group is bwrap's, and the PID
+ * namespace takes everything inside with it) at its time limit, when its signal aborts, or on close.
  */
 export class CommandSandbox {
   readonly #options: CommandSandboxOptions;
   readonly #outputBytes: number;
   readonly #slots: CommandSlots;
+  readonly #scanner: Scanner;
   readonly #covers: CoverSources;
   readonly #running = new Set<Running>();
+  #learning = 0;
   #closed = false;
 
   constructor(options: CommandSandboxOptions) {
@@ -102,12 +105,22 @@ export class CommandSandbox {
     this.#options = options;
     this.#outputBytes = outputBytes;
     this.#slots = new CommandSlots(options.concurrent ?? COMMAND_BOUNDS.concurrent);
+    this.#scanner = options.scanner ?? new WorkspaceScanner();
     this.#covers = new CoverSources(options.coverDirectory);
   }
 
   /** Commands holding a slot now: being prepared or running. */
   get running(): number {
-    return this.#slots.running;
+    return this.#slots.inUse;
+  }
+
+  activity(): CommandActivity {
+    return {
+      slots_in_use: this.#slots.inUse,
+      waiting: this.#slots.waiting,
+      waiting_sessions: this.#slots.waitingSessions,
+      scanning: this.#learning,
+    };
   }
 
   /** Empties the covers' folder of an earlier daemon of this home; before the first command. */
@@ -116,8 +129,8 @@ export class CommandSandbox {
   }
 
   /**
-   * Resolves once the command has exited and its pipes have closed, whatever its exit, or with a timed out
-   * or cancelled outcome when it never started. Rejects only when the request is out of range or holds a
+   * Resolves once the command has exited and its pipes have closed, whatever its exit, or with a cancelled or
+   * queue-timed-out outcome when it never started. Rejects only when the request is out of range or holds a
    * NUL (RangeError), the sandbox is closed (SandboxClosed), the workspace cannot be prepared
    * (ScanRefusal), or the sandbox itself cannot be started (SandboxStartFailed).
    */
@@ -133,41 +146,47 @@ export class CommandSandbox {
     // No argument of a process can hold one; spawn would refuse it with a message quoting the command.
     if (request.command.includes('\0')) throw new RangeError('the command contains a NUL character');
     if (this.#closed) throw new SandboxClosed();
-    if (request.signal.aborted) return notStarted({ timedOut: false });
+    if (request.signal.aborted) return notStarted('abort');
     const { clock } = this.#options;
-    const at = clock.now() + timeoutMs;
     const preparing = new AbortController();
-    const timer = deadlineAt(clock, at, () => preparing.abort('timeout'));
+    const timer = deadlineAt(clock, clock.now() + timeoutMs, () => preparing.abort('timeout'));
     const onAbort = (): void => preparing.abort('abort');
     request.signal.addEventListener('abort', onAbort, { once: true });
+    let prepareEnded = false;
+    const endPreparing = (): void => {
+      if (prepareEnded) return;
+      prepareEnded = true;
+      timer.cancel();
+      request.signal.removeEventListener('abort', onAbort);
+    };
+    const scanRequest = this.#scanRequest(request.workspace);
     let slot: CommandSlot | null = null;
-    let scan: WorkspaceScan | null = null;
-    let group: CommandGroup | null = null;
+    let prepared: Prepared | null = null;
     try {
-      slot = await this.#slots.acquire(preparing.signal);
+      if (!this.#scanner.known(request.workspace)) await this.#learn(scanRequest, preparing.signal);
+      slot = await this.#slots.acquire(request.session, preparing.signal);
       if (this.#closed) throw new SandboxClosed();
-      scan = await slot.scanner.scan(this.#scanRequest(request.workspace), preparing.signal);
-      const prepared = await this.#prepare(scan, request.otherWorkspaces ?? []);
-      group = prepared.group;
+      prepared = await this.#prepare(scanRequest, request.otherWorkspaces ?? [], preparing.signal);
       if (this.#closed) throw new SandboxClosed();
       preparing.signal.throwIfAborted();
-      const held = { slot, scan };
+      endPreparing();
+      const held = { slot, prepared };
       slot = null;
-      scan = null;
-      group = null;
-      return await this.#spawn(prepared, request, at, held);
+      prepared = null;
+      return await this.#spawn(held.prepared, request, held.slot);
     } catch (error) {
       if (preparing.signal.aborted && error === preparing.signal.reason) {
-        return notStarted({ timedOut: preparing.signal.reason === 'timeout' });
+        return notStarted(preparing.signal.reason === 'timeout' ? 'timeout' : 'abort');
       }
       // Whatever failed while the sandbox was closing (a scan it ended, covers it removed) failed for that.
       if (this.#closed) throw new SandboxClosed();
       throw error;
     } finally {
-      timer.cancel();
-      request.signal.removeEventListener('abort', onAbort);
-      if (scan !== null) closeScan(scan);
-      void group?.remove();
+      endPreparing();
+      if (prepared !== null) {
+        closeScan(prepared.scan);
+        void prepared.group?.remove();
+      }
       slot?.release();
     }
   }
@@ -178,7 +197,7 @@ export class CommandSandbox {
     const running = [...this.#running];
     for (const command of running) command.kill('close');
     await Promise.allSettled(running.map((command) => command.settled));
-    await Promise.all([this.#covers.close(), this.#slots.close(), this.#options.control.close()]);
+    await Promise.all([this.#covers.close(), this.#scanner.close(), this.#options.control.close()]);
   }
 
   #scanRequest(workspace: string): ScanRequest {
@@ -196,32 +215,57 @@ export class CommandSandbox {
     };
   }
 
-  async #prepare(scan: WorkspaceScan, otherWorkspaces: readonly string[]): Promise<Prepared> {
-    const covers = await this.#covers.paths();
-    const invocation = bwrapArguments({
-      view: this.#options.view,
-      scan,
-      emptyFile: covers.file,
-      emptyDirectory: covers.directory,
-      otherWorkspaces,
-    });
-    let group: CommandGroup | null;
+  /** A first scan of a workspace, outside any slot: it fills the workspace's thread with what it learns. */
+  async #learn(scanRequest: ScanRequest, signal: AbortSignal): Promise<void> {
+    this.#learning += 1;
     try {
-      group = await this.#options.control.group();
-    } catch {
-      throw new SandboxStartFailed();
+      closeScan(await this.#scanner.scan(scanRequest, signal));
+    } finally {
+      this.#learning -= 1;
     }
-    return { invocation, group };
   }
 
-  /** Starts the gate; the scan's descriptors are closed once the child has them, the slot once it is gone. */
-  #spawn(
-    prepared: Prepared,
-    request: CommandRequest,
-    at: number,
-    { slot, scan }: { slot: CommandSlot; scan: WorkspaceScan },
-  ): Promise<CommandOutcome> {
-    const { invocation, group } = prepared;
+  /** The workspace's last check and the command's cgroup, made side by side. */
+  async #prepare(
+    scanRequest: ScanRequest,
+    otherWorkspaces: readonly string[],
+    signal: AbortSignal,
+  ): Promise<Prepared> {
+    const [scanned, made, covers] = await Promise.allSettled([
+      this.#scanner.scan(scanRequest, signal),
+      this.#options.control.group(),
+      this.#covers.paths(),
+    ]);
+    if (scanned.status === 'fulfilled' && made.status === 'fulfilled' && covers.status === 'fulfilled') {
+      const scan = scanned.value;
+      try {
+        const invocation = bwrapArguments({
+          view: this.#options.view,
+          scan,
+          emptyFile: covers.value.file,
+          emptyDirectory: covers.value.directory,
+          otherWorkspaces,
+        });
+        return { invocation, scan, group: made.value };
+      } catch (error) {
+        closeScan(scan);
+        void made.value?.remove();
+        throw error;
+      }
+    }
+    if (scanned.status === 'fulfilled') closeScan(scanned.value);
+    if (made.status === 'fulfilled') void made.value?.remove();
+    if (scanned.status === 'rejected') throw scanned.reason;
+    if (covers.status === 'rejected') throw covers.reason;
+    throw new SandboxStartFailed();
+  }
+
+  /**
+   * Starts the gate, and the command's time with it; the scan's descriptors are closed once the child has
+   * them, the slot once it is gone.
+   */
+  #spawn(prepared: Prepared, request: CommandRequest, slot: CommandSlot): Promise<CommandOutcome> {
+    const { invocation, scan, group } = prepared;
     const { bwrap, clock, seccomp, bounds, control, limitProcess } = this.#options;
     let child: ChildProcess;
     try {
@@ -277,7 +321,7 @@ export class CommandSandbox {
     child.once('exit', () => {
       exited = true;
     });
-    const deadline = deadlineAt(clock, at, () => kill('timeout'));
+    const deadline = deadlineAt(clock, clock.now() + request.timeoutMs, () => kill('timeout'));
     const onAbort = (): void => kill('abort');
     request.signal.addEventListener('abort', onAbort, { once: true });
 
@@ -310,6 +354,7 @@ export class CommandSandbox {
           exitCode,
           signal,
           timedOut: killedFor === 'timeout',
+          queueTimedOut: false,
           cancelled: killedFor === 'abort' || killedFor === 'close',
           ...output.result(),
         });
@@ -333,35 +378,4 @@ export class CommandSandbox {
     this.#running.add(running);
     return settled;
   }
-}
-
-/** What bwrap's status lines said: whether it made the sandbox's process, and whether the command ran. */
-class SandboxReport {
-  #text = '';
-
-  add(chunk: Buffer): void {
-    // Two short JSON lines in all; anything longer is not bwrap's.
-    if (this.#text.length < 4_096) this.#text += chunk.toString('utf8');
-  }
-
-  get started(): boolean {
-    return this.#text.includes('"child-pid"');
-  }
-
-  get ran(): boolean {
-    return this.#text.includes('"exit-code"');
-  }
-}
-
-function notStarted({ timedOut }: { timedOut: boolean }): CommandOutcome {
-  return {
-    exitCode: null,
-    signal: null,
-    timedOut,
-    cancelled: !timedOut,
-    output: '',
-    truncated: false,
-    stdoutBytes: 0,
-    stderrBytes: 0,
-  };
 }

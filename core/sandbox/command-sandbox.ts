@@ -2,6 +2,7 @@
 export { COMMAND_BOUNDS, COMMAND_LIMITS } from './command-limits.js';
 export { commandResultText } from './command-result.js';
 export {
+  type CommandActivity,
   type CommandOutcome,
   type CommandRequest,
   CommandSandbox,

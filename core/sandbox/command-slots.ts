@@ -1,8 +1,5 @@
-import { ScanThread } from './scan-thread.js';
-
-/** One of the places a command runs in: held from before its scan until its sandbox is gone. */
+/** One of the places a command runs in: held from its workspace's last check until its sandbox is gone. */
 export interface CommandSlot {
-  readonly scanner: ScanThread;
   release(): void;
 }
 
@@ -11,32 +8,51 @@ interface Waiter {
 }
 
 /**
- * The bound on commands running at once: `size` slots, handed out in the order they were asked for. A wait
- * ends when a slot frees or its signal aborts (its command's time limit or its turn's end), so the wait
- * counts against the command's own time. Each slot keeps its own scan thread.
+ * The bound on commands running at once: `size` slots, shared fairly between sessions. A session never holds
+ * more than half of them (rounded up), so however long one session's commands run, they leave the other half
+ * to the others. A free slot goes to the waiting session served least recently among those under that share
+ * (round-robin), and within a session to its commands in the order they asked. A wait ends when a slot is granted or its signal aborts (its command's time limit,
+ * or its turn's end).
  */
 export class CommandSlots {
-  readonly #free: ScanThread[];
-  readonly #all: readonly ScanThread[];
-  #waiting: Waiter[] = [];
-  #running = 0;
+  readonly size: number;
+  readonly #share: number;
+  /** Commands waiting, by session, each session's in the order they asked; sessions in the order they came. */
+  readonly #waiting = new Map<string, Waiter[]>();
+  /** Slots held, by session. */
+  readonly #held = new Map<string, number>();
+  /** When each session with slots held or waiting was last granted one, as a count of grants. */
+  readonly #served = new Map<string, number>();
+  #grants = 0;
+  #inUse = 0;
 
   constructor(size: number) {
     if (!Number.isSafeInteger(size) || size < 1)
       throw new RangeError('the slot count must be a positive integer');
-    this.#all = Array.from({ length: size }, () => new ScanThread());
-    this.#free = [...this.#all];
+    this.size = size;
+    this.#share = Math.ceil(size / 2);
   }
 
-  /** Commands holding a slot now. */
-  get running(): number {
-    return this.#running;
+  /** Slots held now. */
+  get inUse(): number {
+    return this.#inUse;
   }
 
-  acquire(signal: AbortSignal): Promise<CommandSlot> {
+  /** Commands waiting for a slot. */
+  get waiting(): number {
+    let count = 0;
+    for (const queue of this.#waiting.values()) count += queue.length;
+    return count;
+  }
+
+  /** Sessions with a command waiting for a slot. */
+  get waitingSessions(): number {
+    return this.#waiting.size;
+  }
+
+  /** Rejects with the signal's reason when it aborts before a slot is granted. */
+  acquire(session: string, signal: AbortSignal): Promise<CommandSlot> {
     if (signal.aborted) return Promise.reject(signal.reason);
-    const scanner = this.#free.shift();
-    if (scanner) return Promise.resolve(this.#hand(scanner));
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         grant: (slot) => {
@@ -45,31 +61,68 @@ export class CommandSlots {
         },
       };
       const onAbort = (): void => {
-        this.#waiting = this.#waiting.filter((queued) => queued !== waiter);
+        const queue = this.#waiting.get(session) ?? [];
+        const left = queue.filter((queued) => queued !== waiter);
+        if (left.length > 0) this.#waiting.set(session, left);
+        else this.#waiting.delete(session);
+        this.#forgetIfIdle(session);
         reject(signal.reason);
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      this.#waiting.push(waiter);
+      const queue = this.#waiting.get(session);
+      if (queue) queue.push(waiter);
+      else this.#waiting.set(session, [waiter]);
+      this.#dispatch();
     });
   }
 
-  async close(): Promise<void> {
-    await Promise.all(this.#all.map((scanner) => scanner.close()));
+  #dispatch(): void {
+    while (this.#inUse < this.size) {
+      const session = this.#next();
+      if (session === null) return;
+      const queue = this.#waiting.get(session)!;
+      const waiter = queue.shift()!;
+      if (queue.length === 0) this.#waiting.delete(session);
+      this.#inUse += 1;
+      this.#held.set(session, (this.#held.get(session) ?? 0) + 1);
+      this.#grants += 1;
+      this.#served.set(session, this.#grants);
+      waiter.grant(this.#slot(session));
+    }
   }
 
-  #hand(scanner: ScanThread): CommandSlot {
-    this.#running += 1;
+  /** The waiting session to serve next: the one served least recently among those under their share. */
+  #next(): string | null {
+    let next: string | null = null;
+    let nextServed = Number.POSITIVE_INFINITY;
+    for (const session of this.#waiting.keys()) {
+      if ((this.#held.get(session) ?? 0) >= this.#share) continue;
+      const served = this.#served.get(session) ?? 0;
+      if (served < nextServed) {
+        next = session;
+        nextServed = served;
+      }
+    }
+    return next;
+  }
+
+  #slot(session: string): CommandSlot {
     let released = false;
     return {
-      scanner,
       release: () => {
         if (released) return;
         released = true;
-        this.#running -= 1;
-        const next = this.#waiting.shift();
-        if (next) next.grant(this.#hand(scanner));
-        else this.#free.push(scanner);
+        this.#inUse -= 1;
+        const held = (this.#held.get(session) ?? 1) - 1;
+        if (held > 0) this.#held.set(session, held);
+        else this.#held.delete(session);
+        this.#forgetIfIdle(session);
+        this.#dispatch();
       },
     };
+  }
+
+  #forgetIfIdle(session: string): void {
+    if (!this.#held.has(session) && !this.#waiting.has(session)) this.#served.delete(session);
   }
 }

@@ -102,6 +102,7 @@ async function startsSandbox(
       const outcome = await sandbox.run({
         command: PROBE_COMMAND,
         workspace,
+        session: 'probe',
         timeoutMs: PROBE_TIMEOUT_MS,
         signal: new AbortController().signal,
       });

@@ -1,13 +1,14 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { ScanCache } from './scan-cache.js';
 import {
+  type ScannedWorkspace,
   ScanRefusal,
   type ScanRefusalReason,
   type ScanRequest,
   scanWorkspace,
-  type WorkspaceScan,
 } from './workspace-scan.js';
 
-export type ScanAnswer = { ok: true; scan: WorkspaceScan } | { ok: false; reason: ScanRefusalReason };
+export type ScanAnswer = { ok: true; scan: ScannedWorkspace } | { ok: false; reason: ScanRefusalReason };
 
 export interface ScanWorkerData {
   /** Set to 1 by the owner when it gives up on the scan in progress: the walk then ends at its next folder. */
@@ -15,6 +16,8 @@ export interface ScanWorkerData {
 }
 
 const { stop } = workerData as ScanWorkerData;
+/** What this thread's scans learned of its workspace, for the next one. */
+const cache = new ScanCache();
 
 /**
  * A scan thread: each workspace walk runs here synchronously (descriptor numbers must not be reused between
@@ -24,7 +27,10 @@ const { stop } = workerData as ScanWorkerData;
 parentPort?.on('message', (request: ScanRequest) => {
   let answer: ScanAnswer;
   try {
-    answer = { ok: true, scan: scanWorkspace(request, { stopped: () => Atomics.load(stop, 0) !== 0 }) };
+    answer = {
+      ok: true,
+      scan: scanWorkspace(request, { stopped: () => Atomics.load(stop, 0) !== 0, cache }),
+    };
   } catch (error) {
     answer = { ok: false, reason: error instanceof ScanRefusal ? error.reason : 'workspace_unavailable' };
   }

@@ -26,7 +26,7 @@ for (const transport of TRANSPORTS) {
           builtin: ['read_file', 'list_directory', 'search_files', 'update_plan', 'spawn_agent'],
           run_command: 'off',
         },
-        sandbox: { run_command: 'off', reason: null, bounds: null },
+        sandbox: { run_command: 'off', reason: null, bounds: null, commands: null },
         mcp_servers: [],
         skills: { loaded: [], skipped: [], omitted: 0 },
         instructions: {

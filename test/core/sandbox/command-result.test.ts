@@ -8,6 +8,7 @@ function outcome(overrides: Partial<CommandOutcome> = {}): CommandOutcome {
     exitCode: 0,
     signal: null,
     timedOut: false,
+    queueTimedOut: false,
     cancelled: false,
     output: '',
     truncated: false,
@@ -25,7 +26,7 @@ t.test('the model receives compact JSON with snake_case fields in a fixed order'
   );
   t.equal(
     text,
-    '{"exit_code":2,"signal":null,"timed_out":false,"cancelled":false,"output":"ls: cannot access \\"x\\"\\n","truncated":false,"stdout_bytes":0,"stderr_bytes":22}',
+    '{"exit_code":2,"signal":null,"timed_out":false,"queue_timed_out":false,"cancelled":false,"output":"ls: cannot access \\"x\\"\\n","truncated":false,"stdout_bytes":0,"stderr_bytes":22}',
   );
   t.same(JSON.parse(text).output, 'ls: cannot access "x"\n', 'the output survives a round trip');
 });
@@ -46,11 +47,26 @@ t.test('a killed command reports its signal and why', async (t) => {
     exit_code: null,
     signal: 'SIGKILL',
     timed_out: true,
+    queue_timed_out: false,
     cancelled: false,
     output: 'ab',
     truncated: true,
     stdout_bytes: 70_000,
     stderr_bytes: 5,
+  });
+});
+
+t.test('a command whose time passed before it could start says so apart from one that ran out', async (t) => {
+  t.same(JSON.parse(commandResultText(outcome({ exitCode: null, queueTimedOut: true }))), {
+    exit_code: null,
+    signal: null,
+    timed_out: false,
+    queue_timed_out: true,
+    cancelled: false,
+    output: '',
+    truncated: false,
+    stdout_bytes: 0,
+    stderr_bytes: 0,
   });
 });
 

@@ -1,13 +1,10 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import type { Clock } from '../../../core/clock.js';
 import { type CommandSandbox, SandboxClosed } from '../../../core/sandbox/command-sandbox.js';
-import { type CommandSlot, CommandSlots } from '../../../core/sandbox/command-slots.js';
-import type { ScanThread } from '../../../core/sandbox/scan-thread.js';
-import type { ScanRequest, WorkspaceScan } from '../../../core/sandbox/workspace-scan.js';
-import { type FakeClock, fakeClock } from '../../helpers/fake-clock.js';
+import { fakeClock } from '../../helpers/fake-clock.js';
 import {
   killOnTeardown,
   neverAborted,
@@ -17,7 +14,6 @@ import {
   rootDirectory,
   sandboxUnavailable,
   testSandbox,
-  testSandboxOptions,
 } from '../../helpers/sandbox-machine.js';
 
 const skip = sandboxUnavailable ?? false;
@@ -25,6 +21,8 @@ const skip = sandboxUnavailable ?? false;
 const NOT_STARTED = {
   exitCode: null,
   signal: null,
+  timedOut: false,
+  queueTimedOut: false,
   output: '',
   truncated: false,
   stdoutBytes: 0,
@@ -65,6 +63,7 @@ t.test(
       commands.run({
         command: 'echo started; sleep 98761 & sleep 98762',
         workspace: await rootDirectory(t),
+        session: 'ses_test',
         timeoutMs: 1_000,
         signal: neverAborted(),
       }),
@@ -82,6 +81,7 @@ t.test(
       exitCode: null,
       signal: 'SIGKILL',
       timedOut: true,
+      queueTimedOut: false,
       cancelled: false,
       output: 'started\n',
       truncated: false,
@@ -100,6 +100,7 @@ t.test('an aborted command is killed whole and reported cancelled', { skip }, as
   const running = (await sandbox()).run({
     command: 'sleep 98763',
     workspace: await rootDirectory(t),
+    session: 'ses_test',
     timeoutMs: 60_000,
     signal: controller.signal,
   });
@@ -116,6 +117,7 @@ t.test('a request aborted before it starts runs nothing', { skip }, async (t) =>
   const outcome = await (await sandbox()).run({
     command: `touch '${root}/ran'`,
     workspace: root,
+    session: 'ses_test',
     timeoutMs: 60_000,
     signal: controller.signal,
   });
@@ -128,60 +130,13 @@ t.test('a process left in the background dies with the command that started it',
   const outcome = await (await sandbox()).run({
     command: 'sleep 98764 >/dev/null 2>&1 & echo left',
     workspace: await rootDirectory(t),
+    session: 'ses_test',
     timeoutMs: 60_000,
     signal: neverAborted(),
   });
   t.equal(outcome.exitCode, 0);
   t.equal(outcome.output, 'left\n');
   t.same(await processesLeft('sleep 98764'), [], 'the PID namespace took it along');
-});
-
-t.test('the wait for a slot counts against the time limit, and an abort ends it', { skip }, async (t) => {
-  killOnTeardown(t, 'sleep 98765');
-  const commands = await sandbox();
-  const root = await rootDirectory(t);
-  const first = new AbortController();
-  const holding = commands.run({
-    command: 'sleep 98765',
-    workspace: root,
-    timeoutMs: 60_000,
-    signal: first.signal,
-  });
-  await processStarted('sleep 98765');
-
-  const waiting = tracked(
-    commands.run({
-      command: `touch '${root}/waited'`,
-      workspace: root,
-      timeoutMs: 1_000,
-      signal: neverAborted(),
-    }),
-  );
-  clock.advance(999);
-  await moment();
-  t.notOk(waiting.settled(), 'waiting for the one slot, within its limit');
-  clock.advance(1);
-  t.same(
-    await waiting.promise,
-    { ...NOT_STARTED, timedOut: true, cancelled: false },
-    'out of time before it ran',
-  );
-
-  const abort = new AbortController();
-  const aborted = commands.run({
-    command: `touch '${root}/aborted'`,
-    workspace: root,
-    timeoutMs: 60_000,
-    signal: abort.signal,
-  });
-  abort.abort();
-  t.same(await aborted, { ...NOT_STARTED, timedOut: false, cancelled: true }, 'given up while waiting');
-
-  t.ok((await processesWith('sleep 98765')).length > 0, 'the command holding the slot runs on');
-  first.abort();
-  t.match(await holding, { cancelled: true });
-  for (const name of ['waited', 'aborted']) await t.rejects(stat(join(root, name)), { code: 'ENOENT' }, name);
-  t.equal(commands.running, 0);
 });
 
 t.test('a command that ends on its own leaves no timer and no abort listener behind', { skip }, async (t) => {
@@ -219,6 +174,7 @@ t.test('a command that ends on its own leaves no timer and no abort listener beh
   const outcome = await commands.run({
     command: 'echo quick',
     workspace: await rootDirectory(t),
+    session: 'ses_test',
     timeoutMs: 1_000,
     signal,
   });
@@ -236,6 +192,7 @@ t.test('close kills every running command, refuses those waiting, and every new 
   const running = commands.run({
     command: 'sleep 98766',
     workspace: root,
+    session: 'ses_test',
     timeoutMs: 60_000,
     signal: neverAborted(),
   });
@@ -243,6 +200,7 @@ t.test('close kills every running command, refuses those waiting, and every new 
   const waiting = commands.run({
     command: `touch '${root}/ran'`,
     workspace: root,
+    session: 'ses_test',
     timeoutMs: 60_000,
     signal: neverAborted(),
   });
@@ -254,71 +212,13 @@ t.test('close kills every running command, refuses those waiting, and every new 
   t.same(await processesLeft('sleep 98766'), []);
   await t.rejects(stat(join(root, 'ran')), { code: 'ENOENT' });
   await t.rejects(
-    commands.run({ command: 'true', workspace: root, timeoutMs: 60_000, signal: neverAborted() }),
+    commands.run({
+      command: 'true',
+      workspace: root,
+      session: 'ses_test',
+      timeoutMs: 60_000,
+      signal: neverAborted(),
+    }),
     SandboxClosed,
   );
-});
-
-/** A scan thread whose every scan hangs until its signal aborts, as on a filesystem that stopped answering. */
-class HungScanThread {
-  static requests: Array<{ request: ScanRequest; reason: () => unknown }> = [];
-  readonly abandoned = 0;
-
-  scan(request: ScanRequest, signal: AbortSignal): Promise<WorkspaceScan> {
-    HungScanThread.requests.push({ request, reason: () => signal.reason });
-    return new Promise((_, reject) =>
-      signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
-    );
-  }
-
-  async close(): Promise<void> {}
-}
-
-/** The real slots, each handing out a hung scan thread. */
-class SlotsWithHungScans extends CommandSlots {
-  override async acquire(signal: AbortSignal): Promise<CommandSlot> {
-    const slot = await super.acquire(signal);
-    return { scanner: new HungScanThread() as unknown as ScanThread, release: slot.release };
-  }
-}
-
-async function withHungScans(t: Test, fake: FakeClock): Promise<CommandSandbox> {
-  const { CommandSandbox: WithHungScans } = await t.mockImport<
-    typeof import('../../../core/sandbox/command-runner.js')
-  >('../../../core/sandbox/command-runner.js', {
-    '../../../core/sandbox/command-slots.js': { CommandSlots: SlotsWithHungScans },
-  });
-  const commands = new WithHungScans(await testSandboxOptions(t, { clock: fake }));
-  t.teardown(() => commands.close());
-  return commands;
-}
-
-t.test('the scan of the workspace counts against the time limit', async (t) => {
-  const fake = fakeClock();
-  const commands = await withHungScans(t, fake);
-  const root = await rootDirectory(t);
-  const scanning = tracked(
-    commands.run({ command: 'true', workspace: root, timeoutMs: 1_000, signal: neverAborted() }),
-  );
-  await moment();
-  t.equal(HungScanThread.requests.length, 1, 'the scan was asked for');
-  t.equal(HungScanThread.requests[0]!.request.workspace, root);
-  fake.advance(999);
-  await moment();
-  t.notOk(scanning.settled(), 'still scanning within the limit');
-  fake.advance(1);
-  t.same(await scanning.promise, { ...NOT_STARTED, timedOut: true, cancelled: false });
-  t.equal(HungScanThread.requests[0]!.reason(), 'timeout', 'the scan was told why it was given up');
-
-  const controller = new AbortController();
-  const aborted = commands.run({
-    command: 'true',
-    workspace: root,
-    timeoutMs: 1_000,
-    signal: controller.signal,
-  });
-  await moment();
-  controller.abort();
-  t.same(await aborted, { ...NOT_STARTED, timedOut: false, cancelled: true }, 'an abort ends the scan too');
-  t.equal(commands.running, 0);
 });

@@ -19,6 +19,7 @@ async function run(command: string, outputBytes: number = COMMAND_LIMITS.output_
   return commands.run({
     command,
     workspace: await rootDirectory(t),
+    session: 'ses_test',
     timeoutMs: 60_000,
     signal: neverAborted(),
   });

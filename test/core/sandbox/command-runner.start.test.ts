@@ -30,7 +30,7 @@ import {
 const skip = sandboxUnavailable ?? false;
 
 function run(commands: CommandSandbox, workspace: string, command: string) {
-  return commands.run({ command, workspace, timeoutMs: 60_000, signal: neverAborted() });
+  return commands.run({ command, workspace, session: 'ses_test', timeoutMs: 60_000, signal: neverAborted() });
 }
 
 /** The limits a process inside reads in /proc/self/limits, by name, soft and hard. */
@@ -240,6 +240,7 @@ t.test(
     const givenUp = commands.run({
       command: 'echo gate-98771 > given-up',
       workspace,
+      session: 'ses_test',
       timeoutMs: 60_000,
       signal: controller.signal,
     });
@@ -305,6 +306,7 @@ t.test(
     const firstRun = commands.run({
       command: 'sleep 98773',
       workspace,
+      session: 'ses_test',
       timeoutMs: 60_000,
       signal: stopFirst.signal,
     });
@@ -319,6 +321,7 @@ t.test(
     const secondRun = commands.run({
       command: 'sleep 98772 & sleep 98774',
       workspace,
+      session: 'ses_test',
       timeoutMs: 60_000,
       signal: stopSecond.signal,
     });

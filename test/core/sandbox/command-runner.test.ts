@@ -23,7 +23,7 @@ import {
 const skip = sandboxUnavailable ?? false;
 
 function run(commands: CommandSandbox, workspace: string, command: string) {
-  return commands.run({ command, workspace, timeoutMs: 60_000, signal: neverAborted() });
+  return commands.run({ command, workspace, session: 'ses_test', timeoutMs: 60_000, signal: neverAborted() });
 }
 
 /** One sandbox for the checks of this file that need nothing of their own; its PATH names a folder of its own. */
@@ -131,6 +131,7 @@ t.test('stdin is empty and the exit code comes back, whatever it is', { skip }, 
     exitCode: 7,
     signal: null,
     timedOut: false,
+    queueTimedOut: false,
     cancelled: false,
     output: 'read-nothing\n',
     truncated: false,
@@ -224,20 +225,38 @@ t.test('out-of-range requests and options are refused', async (t) => {
   const commands = await sandbox();
   for (const timeoutMs of [999, 600_001, 1500.5, Number.NaN, 0, -1]) {
     await t.rejects(
-      commands.run({ command: 'true', workspace: '/', timeoutMs, signal: neverAborted() }),
+      commands.run({
+        command: 'true',
+        workspace: '/',
+        session: 'ses_test',
+        timeoutMs,
+        signal: neverAborted(),
+      }),
       { name: 'RangeError', message: 'the command time limit is out of range' },
       `timeout ${timeoutMs}`,
     );
   }
   for (const timeoutMs of [1_000, 600_000]) {
     await t.rejects(
-      commands.run({ command: 'true', workspace: '/', timeoutMs, signal: neverAborted() }),
+      commands.run({
+        command: 'true',
+        workspace: '/',
+        session: 'ses_test',
+        timeoutMs,
+        signal: neverAborted(),
+      }),
       new ScanRefusal('workspace_not_allowed'),
       `timeout ${timeoutMs} is in range: the request goes on to the workspace`,
     );
   }
   await t.rejects(
-    commands.run({ command: 'echo a\0b', workspace: '/', timeoutMs: 1_000, signal: neverAborted() }),
+    commands.run({
+      command: 'echo a\0b',
+      workspace: '/',
+      session: 'ses_test',
+      timeoutMs: 1_000,
+      signal: neverAborted(),
+    }),
     { name: 'RangeError', message: 'the command contains a NUL character' },
     'a NUL, which no process argument can hold',
   );

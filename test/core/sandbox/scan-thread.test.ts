@@ -46,11 +46,16 @@ function descriptorsUnder(directory: string): number[] {
   return found;
 }
 
-async function until(condition: () => boolean, what: string): Promise<void> {
+/** Waits until `condition` holds, doing `step` (else a short pause) between looks. */
+async function until(
+  condition: () => boolean,
+  what: string,
+  step: () => Promise<unknown> = () => sleep(10),
+): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(10);
+    await step();
   }
 }
 
@@ -85,12 +90,34 @@ t.test('a scan runs on the thread and hands its descriptors over', async (t) => 
     scanDescriptors(scan).sort(),
     'open here, for the main thread to pass on',
   );
+  t.same(scan.folders, { known: 2, read: 2 });
+  t.ok(thread.known, 'the thread keeps what it learned');
   closeScan(scan);
   await until(() => descriptorsUnder(root).length === 0, 'the descriptors are closed');
+});
 
-  const again = await thread.scan(request(root), never());
-  t.equal(thread.abandoned, 0);
-  closeScan(again);
+t.test('the thread reads again only what changed, once its folders are old enough to trust', async (t) => {
+  const root = scratch(t);
+  mkdirSync(join(root, 'a', 'b'), { recursive: true });
+  // Folders made a moment ago are read again until their last change is far enough behind a read.
+  let read = -1;
+  await until(
+    () => read === 0,
+    'a scan reads no folder',
+    async () => {
+      const scan = await thread.scan(request(root), never());
+      read = scan.folders.read;
+      closeScan(scan);
+    },
+  );
+  writeFileSync(join(root, 'a', 'b', 'id_ecdsa'), 'x');
+  const scan = await thread.scan(request(root), never());
+  t.same(scan.folders, { known: 3, read: 1 }, 'the one folder that changed');
+  t.same(
+    scan.covers.map((cover) => Buffer.from(cover.path).toString()),
+    [join(root, 'a', 'b', 'id_ecdsa')],
+  );
+  closeScan(scan);
 });
 
 t.test('a refusal comes back with its reason', async (t) => {
@@ -109,11 +136,11 @@ t.test('a signal aborted before the scan starts nothing', async (t) => {
     await fresh.scan(request(scratch(t)), controller.signal).catch((reason: unknown) => reason),
     'timeout',
   );
-  t.equal(fresh.abandoned, 0, 'no thread was started to give up on');
+  t.same([fresh.asked, fresh.busy, fresh.known], [0, false, false], 'nothing was asked of a thread');
   await fresh.close();
 });
 
-t.test('a late answer to a scan given up has its descriptors closed', async (t) => {
+t.test('a late answer to a scan given up has its descriptors closed, and the thread goes on', async (t) => {
   const root = scratch(t);
   mkdirSync(join(root, 'a', 'b'), { recursive: true });
   writeFileSync(join(root, 'a', 'b', '.env'), 'x');
@@ -127,51 +154,56 @@ t.test('a late answer to a scan given up has its descriptors closed', async (t) 
   }
   controller.abort('abort');
   t.equal(await scanning.catch((reason: unknown) => reason), 'abort', 'the scan is given up at once');
-  t.equal(thread.abandoned, 1);
-  await until(() => thread.abandoned === 0, 'the abandoned thread ends once it has answered');
+  t.ok(thread.busy, 'the thread has not answered yet');
+  await until(() => !thread.busy, 'the thread has answered');
   t.same(descriptorsUnder(root), [], 'every descriptor of the late answer is closed');
 
   const next = await thread.scan(request(root), never());
-  t.equal(Buffer.from(next.root.path).toString(), root, 'the next scan starts a new thread');
+  t.equal(Buffer.from(next.root.path).toString(), root, 'the same thread takes the next scan');
   closeScan(next);
 });
 
-t.test('a walk given up stops with its descriptors closed, and the thread ends', async (t) => {
+t.test('a walk given up stops with its descriptors closed', async (t) => {
   const root = manyRepositories();
   const controller = new AbortController();
   const scanning = thread.scan(request(root), controller.signal);
   await until(() => descriptorsUnder(root).length > 0, 'the walk has started');
   controller.abort('timeout');
   t.equal(await scanning.catch((reason: unknown) => reason), 'timeout');
-  await until(() => thread.abandoned === 0, 'the thread has stopped and ended');
+  await until(() => !thread.busy, 'the thread has stopped');
   t.same(descriptorsUnder(root), [], 'nothing the walk opened stays open');
 });
 
-t.test('threads given up on and still alive, up to the bound, refuse further scans', async (t) => {
+t.test('scans run one at a time in the order asked; one waiting ends at its own signal', async (t) => {
   const root = manyRepositories();
-  const bounded = new ScanThread(1);
-  t.teardown(() => bounded.close());
+  const queued = new ScanThread();
+  t.teardown(() => queued.close());
+  const first = queued.scan(request(root), never());
   const controller = new AbortController();
-  const scanning = bounded.scan(request(root), controller.signal);
+  const second = queued.scan(request(root), controller.signal);
+  const third = queued.scan(request(root), never());
+  t.same([queued.asked, queued.busy], [3, true]);
   controller.abort('timeout');
-  // Before the event loop runs again, the abandoned thread cannot have ended: it is still counted.
-  const refused = bounded.scan(request(root), never());
-  t.equal(bounded.abandoned, 1);
-  await t.rejects(refused, new ScanRefusal('workspace_unavailable'), 'one past the bound is refused');
-  t.equal(await scanning.catch((reason: unknown) => reason), 'timeout');
-  await until(() => bounded.abandoned === 0, 'the abandoned thread has ended');
-  const next = await bounded.scan(request(root), never());
-  t.ok(next.root.fd > 0, 'once it ended, scans run again');
-  closeScan(next);
+  t.equal(await second.catch((reason: unknown) => reason), 'timeout', 'given up while it waited');
+  t.equal(queued.asked, 2, 'and out of the queue');
+  const answers = await Promise.all([first, third]);
+  for (const answer of answers) closeScan(answer);
+  t.same(
+    answers.map((answer) => answer.folders.known),
+    [answers[0]!.folders.known, answers[0]!.folders.known],
+  );
+  t.same([queued.asked, queued.busy], [0, false]);
 });
 
-t.test('close refuses a scan in progress, whose thread ends once it has answered', async (t) => {
+t.test('close refuses a scan in progress and those waiting', async (t) => {
   const root = manyRepositories();
-  const scanning = thread.scan(request(root), never());
+  const closing = new ScanThread();
+  const scanning = closing.scan(request(root), never());
+  const waiting = closing.scan(request(root), never());
   await until(() => descriptorsUnder(root).length > 0, 'the walk has started');
-  await thread.close();
+  await closing.close();
   await t.rejects(scanning, new ScanRefusal('workspace_unavailable'));
-  await until(() => thread.abandoned === 0, 'the thread has ended');
-  t.same(descriptorsUnder(root), []);
-  await thread.close();
+  await t.rejects(waiting, new ScanRefusal('workspace_unavailable'));
+  await until(() => descriptorsUnder(root).length === 0, 'the thread has ended');
+  await closing.close();
 });

@@ -314,6 +314,7 @@ print(subprocess.run(["echo", "child"], capture_output=True, text=True).stdout.s
   const outcome = await sandbox.run({
     command: `python3 -c '${script.replaceAll("'", "'\\''")}'; ${node}`,
     workspace,
+    session: 'ses_test',
     timeoutMs: 60_000,
     signal: neverAborted(),
   });
