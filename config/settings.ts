@@ -2,9 +2,33 @@ import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { homeId } from '../core/endpoint/home-identity.js';
 import { defaultSocketPath } from '../core/endpoint/socket-path.js';
-import type { ToolEnvironment } from '../plugins/agent.js';
-import type { ProviderSettings } from '../plugins/provider.js';
 import { readDaemonRecord } from './daemon-record.js';
+
+/** The model provider the daemon starts with, from its flags and environment. */
+export interface ProviderSettings {
+  /** Base URL of an OpenAI-compatible Chat Completions API, e.g. `http://127.0.0.1:8080/v1`. */
+  baseUrl: string | null;
+  /** The model turns use when no setting selects one. */
+  model: string | null;
+  /** Read from the environment, where it wins over a stored key; never logged, echoed or stored. */
+  apiKey: string | null;
+  /**
+   * The environment the daemon started with, from which each named provider's key variable is read once;
+   * absent: none is set.
+   */
+  environment?: Readonly<Record<string, string | undefined>>;
+}
+
+/** Where `run_command` finds `bwrap`, the user whose home it hides, and the places it empties. */
+export interface ToolEnvironment {
+  /** A PATH string. */
+  searchPath: string;
+  userHome: string;
+  /** `XDG_RUNTIME_DIR`, or null. */
+  runtimeDirectory: string | null;
+  /** Where the daemon listens, or null (stdio). */
+  socketPath: string | null;
+}
 
 /** The environment variable the provider's API key is read from (never from the command line). */
 export const API_KEY_VARIABLE = 'MAGI_API_KEY';

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ToolsSection } from '../config/config-file.js';
+import type { ToolEnvironment } from '../config/settings.js';
 import type { SkillDiscovery } from '../config/skills.js';
 import { AgentToolbox } from '../core/agent/agent-toolbox.js';
 import { configuredBuiltins } from '../core/agent/builtin-selection.js';
@@ -26,17 +27,6 @@ import { loadInstalledSkills, SKILL_LIMITS, skillIndex } from '../core/skills/in
 import { type SkillsStatus, skillsStatus } from '../core/skills/skills-status.js';
 import { WebFetcher } from '../core/web/web-fetch.js';
 import { WorkspaceTools } from '../core/workspace/workspace-tools.js';
-
-/** Where `run_command` finds `bwrap`, the user whose home it hides, and the places it empties. */
-export interface ToolEnvironment {
-  /** A PATH string. */
-  searchPath: string;
-  userHome: string;
-  /** `XDG_RUNTIME_DIR`, or null. */
-  runtimeDirectory: string | null;
-  /** Where the daemon listens, or null (stdio). */
-  socketPath: string | null;
-}
 
 export interface AgentPluginOptions {
   clock: Clock;

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ProviderSection } from '../config/config-file.js';
+import type { ProviderSettings } from '../config/settings.js';
 import type { CredentialStore } from '../core/auth/credential-store.js';
 import { CredentialExpired } from '../core/auth/token-refresher.js';
 import { PROVIDER_REASONING_SUMMARY } from '../core/capabilities/describe.js';
@@ -12,27 +13,13 @@ import { messagesRequestHeaders } from '../core/provider/messages/messages-reque
 import { ModelListing } from '../core/provider/model-listing.js';
 import { OpenAiChatProvider, type OpenAiChatProviderOptions } from '../core/provider/openai-chat-provider.js';
 import { providerAdapter } from '../core/provider/provider-adapters.js';
-import { ProviderError } from '../core/provider/provider-error.js';
 import {
   PROVIDER_KINDS,
   type ProviderDefinition,
   type ProvidersSection,
 } from '../core/provider/provider-definition.js';
+import { ProviderError } from '../core/provider/provider-error.js';
 import { ProviderRouter, type RoutedProvider } from '../core/provider/provider-router.js';
-
-export interface ProviderSettings {
-  /** Base URL of an OpenAI-compatible Chat Completions API, e.g. `http://127.0.0.1:8080/v1`. */
-  baseUrl: string | null;
-  /** The model turns use when no setting selects one. */
-  model: string | null;
-  /** Read from the environment, where it wins over a stored key; never logged, echoed or stored. */
-  apiKey: string | null;
-  /**
-   * The environment the daemon started with, from which each named provider's key variable is read once;
-   * absent: none is set.
-   */
-  environment?: Readonly<Record<string, string | undefined>>;
-}
 
 /** Adjustments of the provider adapters for tests: shorter bounds, a fixed jitter, a look at retries. */
 export type ProviderTuning = Pick<OpenAiChatProviderOptions, 'limits' | 'random' | 'onRetry'>;

@@ -5,7 +5,7 @@ import { ResourceRegistry } from '../core/registry/resource-registry.js';
 import type { RegistrationGuard, StagedRegistration } from '../core/registry/staged-registration.js';
 import type { NameCatalog } from '../core/resources/names.js';
 import type { Grant } from '../core/sessions/session-control.js';
-import type { WireContext } from './wire-route.js';
+import type { WireContext } from '../routes/wire-route.js';
 
 export interface RegistryPluginOptions {
   clock: Clock;

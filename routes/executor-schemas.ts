@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { projectExecutorResultForLookup } from '../core/executors/lookup-projection.js';
 import { PROFILE_LIMITS, SERVICE_LIMITS } from '../core/limits.js';
-import type { WireRouteOptions } from '../plugins/wire-route.js';
+import type { WireRouteOptions } from './wire-route.js';
 
 /** The envelope of every executor method: no session, no control, a fresh operation id, profile only. */
 export const EXECUTOR_METHOD = {

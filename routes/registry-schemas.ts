@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import { PROFILE_LIMITS } from '../core/limits.js';
 import { RESOURCE_NAME_PATTERN } from '../core/resources/names.js';
-import type { WireRouteOptions } from '../plugins/wire-route.js';
 import { WireId } from './schemas.js';
+import type { WireRouteOptions } from './wire-route.js';
 
 /** The envelope of the registry mutations: the session, its current control token, a fresh operation id. */
 export const REGISTRY_MUTATION = {

@@ -1,8 +1,8 @@
 import { type TLiteral, type TUnion, Type } from 'typebox';
 import { PROFILE_LIMITS } from '../core/limits.js';
 import { TURN_FAILURE_CODES, TURN_STATUSES } from '../core/turns/turn-failure.js';
-import type { WireRouteOptions } from '../plugins/wire-route.js';
 import { WireId } from './schemas.js';
+import type { WireRouteOptions } from './wire-route.js';
 
 /** Turn methods: the session's id and current control token, and a fresh operation id. */
 export const TURN_MUTATION = {

@@ -10,7 +10,7 @@ import { SERVICE_LIMITS, WIRE_LIMITS } from '../../core/limits.js';
 import { checkEnvelope, decodeLine, envelopeFits, type RequestEnvelope } from '../../core/wire/envelope.js';
 import { encodeError, encodeResult, encodeSerializedError } from '../../core/wire/frames.js';
 import { LineSplitter } from '../../core/wire/line-splitter.js';
-import type { WireRouteOptions } from '../wire-route.js';
+import type { WireRouteOptions } from '../../routes/wire-route.js';
 import { FrameRequest, FrameResponse } from './frame-exchange.js';
 
 /** A connection driven without a socket: the in-process half of the test client uses it. */

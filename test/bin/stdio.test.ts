@@ -5,8 +5,8 @@ import { PassThrough } from 'node:stream';
 import t, { type Test } from 'tap';
 import { type StdioStreams, stdio } from '../../bin/stdio.js';
 import { WireClient } from '../../client/wire-client.js';
+import type { ProviderSettings } from '../../config/settings.js';
 import { lockHome } from '../../core/endpoint/home-lock.js';
-import type { ProviderSettings } from '../../plugins/provider.js';
 import { stream } from '../helpers/provider-streams.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
 
