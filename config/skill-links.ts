@@ -1,21 +1,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isCredentialLikePath } from '../core/capture/credential-paths.js';
-
-/** Why a symbolic link beneath `skills/` is not followed. */
-export type LinkRefusal =
-  /** It leads nowhere, or to something that cannot be looked at. */
-  | 'link_broken'
-  /** It leads to something other than a folder. */
-  | 'link_not_directory'
-  /** It leads to a folder the daemon's user does not own. */
-  | 'link_other_owner'
-  /** It leads to, or through, a credential-like path (`.ssh`, `.aws`, `.git`, …). */
-  | 'link_credential_path'
-  /** It leads to the daemon's home or a folder holding it, or into its state. */
-  | 'link_daemon_home'
-  /** It leads back to a folder it lies in, which would find the same skills again and again. */
-  | 'link_loop';
+import type { LinkRefusal } from '../core/skills/skill-discovery.js';
 
 /**
  * The rule for a symbolic link met beneath `<home>/skills` (a skill folder linked from a clone elsewhere,

@@ -1,50 +1,18 @@
 import { lstatSync, opendirSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  type DiscoveredSkill,
+  SKILL_FILE_NAME,
+  type SkillDiscovery,
+  type UnusedEntry,
+  type UnusedEntryReason,
+} from '../core/skills/skill-discovery.js';
 import { SKILL_LIMITS } from '../core/skills/skill-limits.js';
-import { type LinkRefusal, SkillLinks } from './skill-links.js';
+import { SkillLinks } from './skill-links.js';
 
 export const SKILLS_DIRECTORY_NAME = 'skills';
-export const SKILL_FILE_NAME = 'SKILL.md';
-
-/** A folder holding a `SKILL.md`, found beneath `<home>/skills`. */
-export interface DiscoveredSkill {
-  /** The folder's name as found (for a followed link, the link's own name): the skill's name. */
-  name: string;
-  /** Its path beneath `skills/`, `/`-separated, as warnings and `status` show it. */
-  path: string;
-  /** Where its files are read from: `<home>/skills`, or the real path of the last link followed to reach it. */
-  root: string;
-  /** The folders from `root` down to the skill's own, walked without following a link when it is read. */
-  components: string[];
-}
-
-/** Why an entry beneath `skills/` is not used; every such entry is reported, none is passed over silently. */
-export type UnusedEntryReason =
-  /** Its name starts with a dot. */
-  | 'hidden'
-  /** A file, or anything else that is not a folder, where skill folders are looked for. */
-  | 'not_a_skill'
-  /** A folder with no SKILL.md in it or in its folders, down to `discovery_depth` levels beneath `skills/`. */
-  | 'no_skill'
-  /** It could not be looked at. */
-  | 'unreadable'
-  /** Past `discovery_entries`: the folder holding it was not examined further. */
-  | 'not_examined'
-  | LinkRefusal;
-
 /** What a folder without any skill is reported as instead, once for all. */
 const COLLAPSED: ReadonlySet<UnusedEntryReason> = new Set(['not_a_skill', 'no_skill']);
-
-export interface UnusedEntry {
-  path: string;
-  reason: UnusedEntryReason;
-}
-
-export interface SkillDiscovery {
-  /** In path order (byte order). */
-  skills: DiscoveredSkill[];
-  unused: UnusedEntry[];
-}
 
 /** A folder being searched: where it is read from, and how it is shown. */
 interface Folder {

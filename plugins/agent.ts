@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ToolsSection } from '../config/config-file.js';
+import { DAEMON } from '../config/daemon.js';
 import type { ToolEnvironment } from '../config/settings.js';
-import type { SkillDiscovery } from '../config/skills.js';
 import { AgentToolbox } from '../core/agent/agent-toolbox.js';
 import { configuredBuiltins } from '../core/agent/builtin-selection.js';
 import { readHomeInstructions } from '../core/agent/home-instructions.js';
@@ -24,6 +24,7 @@ import {
   type SandboxUnavailableReason,
 } from '../core/sandbox/command-sandbox.js';
 import { loadInstalledSkills, SKILL_LIMITS, skillIndex } from '../core/skills/installed-skills.js';
+import type { SkillDiscovery } from '../core/skills/skill-discovery.js';
 import { type SkillsStatus, skillsStatus } from '../core/skills/skills-status.js';
 import { WebFetcher } from '../core/web/web-fetch.js';
 import { WorkspaceTools } from '../core/workspace/workspace-tools.js';
@@ -187,6 +188,7 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
       ? new McpServers({
           clock,
           servers: options.mcpServers,
+          client: DAEMON,
           warn: (fields, message) => log.warn(fields, message),
         })
       : null;

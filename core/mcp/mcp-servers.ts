@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import { mcpCallFailure } from './mcp-call-errors.js';
 import { MCP_LIMITS } from './mcp-limits.js';
-import type { McpCallOutcome, McpServerEntry, McpServerStatus, McpTool, McpWarn } from './mcp-types.js';
+import type {
+  McpCallOutcome,
+  McpClientInfo,
+  McpServerEntry,
+  McpServerStatus,
+  McpTool,
+  McpWarn,
+} from './mcp-types.js';
 import { ServerSupervisor } from './server-supervisor.js';
 import { exceedsDepth } from './tool-admission.js';
 
@@ -21,6 +28,8 @@ export type {
 
 export interface McpServersOptions {
   clock: Clock;
+  /** How the daemon names itself to every server (MCP's `clientInfo`). */
+  client: McpClientInfo;
   /** By the configuration's keys, in its order. */
   servers: Readonly<Record<string, McpServerEntry>>;
   /**
@@ -60,6 +69,7 @@ export class McpServers {
             config: entry.config,
             configuredServers: names,
             clock: options.clock,
+            client: options.client,
             warn: options.warn,
           }),
     );

@@ -67,3 +67,9 @@ export interface McpServerStatus {
 
 /** Log lines carry only fixed text and these fields. */
 export type McpWarn = (fields: Record<string, unknown>, message: string) => void;
+
+/** The name and version the daemon gives a server when it connects (MCP's `clientInfo`). */
+export interface McpClientInfo {
+  name: string;
+  version: string;
+}

@@ -2,10 +2,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError, PaginatedResultSchema, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { DAEMON } from '../../config/daemon.js';
 import type { Clock } from '../clock.js';
 import { HttpLink } from './http-link.js';
-import type { McpServerConfig } from './mcp-types.js';
+import type { McpClientInfo, McpServerConfig } from './mcp-types.js';
 import { errnoCode, type Loss } from './server-loss.js';
 import { ServerText } from './server-text.js';
 import { StdioLink } from './stdio-link.js';
@@ -44,12 +43,12 @@ export class ServerConnection {
   #stopped: Promise<void> | undefined;
 
   /** A stdio child starts in `cwd`. */
-  constructor(config: McpServerConfig, cwd: string, clock: Clock) {
+  constructor(config: McpServerConfig, cwd: string, clock: Clock, client: McpClientInfo) {
     this.type = config.type;
     this.#text = new ServerText(config);
     this.#link =
       config.type === 'stdio' ? new StdioLink(config, cwd, clock, this.#text) : new HttpLink(config, clock);
-    this.#client = new Client({ name: DAEMON.name, version: DAEMON.version }, { capabilities: {} });
+    this.#client = new Client({ name: client.name, version: client.version }, { capabilities: {} });
     // A line that is not a message, a broken pipe: nothing a server does is logged, and a connection
     // that is lost shows as its close.
     this.#client.onerror = () => {};

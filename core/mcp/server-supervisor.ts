@@ -1,7 +1,14 @@
 import { type Clock, type Deadline, deadlineAt } from '../clock.js';
 import { mcpCallFailure } from './mcp-call-errors.js';
 import { MCP_LIMITS, MCP_SUPERVISION } from './mcp-limits.js';
-import type { McpCallOutcome, McpServerConfig, McpServerState, McpTool, McpWarn } from './mcp-types.js';
+import type {
+  McpCallOutcome,
+  McpClientInfo,
+  McpServerConfig,
+  McpServerState,
+  McpTool,
+  McpWarn,
+} from './mcp-types.js';
 import { ServerConnection } from './server-connection.js';
 import { type Loss, lossText } from './server-loss.js';
 import { ToolAdmission } from './tool-admission.js';
@@ -20,6 +27,7 @@ export interface SupervisorOptions {
   /** Every configured server's name, for names that could belong to two servers. */
   configuredServers: readonly string[];
   clock: Clock;
+  client: McpClientInfo;
   warn: McpWarn;
 }
 
@@ -172,7 +180,7 @@ export class ServerSupervisor {
     if (this.#closed) return;
     const { config, clock } = this.#options;
     const cwd = config.type === 'stdio' ? (config.cwd ?? this.#workDirectory ?? '') : '';
-    const connection = new ServerConnection(config, cwd, clock);
+    const connection = new ServerConnection(config, cwd, clock, this.#options.client);
     this.#connection = connection;
     this.#state = 'starting';
     this.#timeouts = 0;

@@ -1,7 +1,7 @@
-import type { DiscoveredSkill } from '../../config/skills.js';
 import { utf8ByteLength } from '../resources/unicode.js';
 import { parseSkillFile } from './front-matter.js';
 import type { InstalledSkill, InstalledSkills } from './installed-skill.js';
+import type { DiscoveredSkill } from './skill-discovery.js';
 import { readSkillFolder } from './skill-file.js';
 import { SKILL_LIMITS } from './skill-limits.js';
 

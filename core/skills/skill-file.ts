@@ -1,8 +1,8 @@
-import { SKILL_FILE_NAME } from '../../config/skills.js';
 import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { type WorkspaceToolError, workspaceToolErrorOf } from '../workspace/workspace-tool-errors.js';
 import { readWholeText, withDirectory, withRegularFile, withWorkspace } from '../workspace/workspace-walk.js';
 import type { SkillFileEntry, SkillFolder, SkillSkipReason } from './installed-skill.js';
+import { SKILL_FILE_NAME } from './skill-discovery.js';
 import { listSkillFiles } from './skill-files.js';
 import { SKILL_LIMITS } from './skill-limits.js';
 

@@ -1,5 +1,4 @@
 import { type BigIntStats, closeSync, fstatSync, lstatSync } from 'node:fs';
-import { SKILL_FILE_NAME } from '../../config/skills.js';
 import { fittingPrefix } from '../agent/fitted-list.js';
 import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { isExcluded, openDirectoryBeneath } from '../capture/descriptor-walk.js';
@@ -7,6 +6,7 @@ import { decodeExactUtf8 } from '../capture/exact-utf8.js';
 import { entryPath, readEntries } from '../workspace/directory-entries.js';
 import type { HeldWorkspace } from '../workspace/workspace-walk.js';
 import type { SkillFileEntry } from './installed-skill.js';
+import { SKILL_FILE_NAME } from './skill-discovery.js';
 import { SKILL_LIMITS } from './skill-limits.js';
 
 interface Listing {

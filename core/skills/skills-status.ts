@@ -1,6 +1,6 @@
-import type { UnusedEntry } from '../../config/skills.js';
 import { fittingPrefix } from '../agent/fitted-list.js';
 import type { InstalledSkills } from './installed-skill.js';
+import type { UnusedEntry } from './skill-discovery.js';
 import { SKILL_LIMITS } from './skill-limits.js';
 
 /** What `status` says of the installed skills. */

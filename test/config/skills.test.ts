@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { discoverSkills, type SkillDiscovery } from '../../config/skills.js';
+import { discoverSkills } from '../../config/skills.js';
+import type { SkillDiscovery } from '../../core/skills/skill-discovery.js';
 import { SKILL_LIMITS } from '../../core/skills/skill-limits.js';
 
 const paths = (discovery: SkillDiscovery) => discovery.skills.map((skill) => skill.path);

@@ -13,7 +13,11 @@ import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { ConversationMessage, FunctionTool, ProviderRequest } from '../../core/provider/chat-provider.js';
+import type {
+  ConversationMessage,
+  FunctionTool,
+  ProviderRequest,
+} from '../../core/provider/chat-provider.js';
 import { chatRequestBody } from '../../core/provider/chat-request.js';
 import { messagesRequestBody } from '../../core/provider/messages/messages-request.js';
 import { responsesRequestBody } from '../../core/provider/responses/responses-request.js';

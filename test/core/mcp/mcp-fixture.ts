@@ -94,6 +94,7 @@ export function harness(
   const mcp = new McpServers({
     clock,
     servers,
+    client: { name: 'magid-test', version: '0.0.0' },
     scratchRoot,
     warn: (fields, message) => warnings.push({ fields, message }),
   });

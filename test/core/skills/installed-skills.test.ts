@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { linkSync, mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { type DiscoveredSkill, discoverSkills } from '../../../config/skills.js';
+import { discoverSkills } from '../../../config/skills.js';
 import {
   type InstalledSkills,
   loadInstalledSkills,
@@ -10,6 +10,7 @@ import {
   type SkillSkipReason,
   skillIndex,
 } from '../../../core/skills/installed-skills.js';
+import type { DiscoveredSkill } from '../../../core/skills/skill-discovery.js';
 
 /** Put in every refused file, so a test can prove no warning repeats what a file holds. */
 const SECRET = 'FILE-CONTENT-SECRET-41c9';
