@@ -3,7 +3,7 @@ import { type Clock, deadlineAt } from '../clock.js';
 import { boundedFetch } from './bounded-fetch.js';
 import { MCP_SUPERVISION } from './mcp-limits.js';
 import type { McpHttpServerConfig } from './mcp-types.js';
-import type { ServerLink } from './server-connection.js';
+import type { ServerLink } from './server-link.js';
 
 /** The SDK would reopen a dropped event stream on its own timers; the supervisor reconnects instead. */
 const NO_RECONNECTION = {

@@ -1,10 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError, PaginatedResultSchema, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Clock } from '../clock.js';
 import { HttpLink } from './http-link.js';
 import type { McpClientInfo, McpServerConfig } from './mcp-types.js';
+import type { ServerLink } from './server-link.js';
 import { errnoCode, type Loss } from './server-loss.js';
 import { ServerText } from './server-text.js';
 import { StdioLink } from './stdio-link.js';
@@ -14,17 +14,6 @@ import { StdioLink } from './stdio-link.js';
  * any of them. Node's timers take at most this many milliseconds.
  */
 const SDK_TIMEOUT_MS = 2_147_483_647;
-
-/** What differs between a child over stdio and a server over HTTP. */
-export interface ServerLink {
-  readonly transport: Transport;
-  /** Whether the link was made at all: false for a command that could not be spawned. */
-  readonly opened: boolean;
-  /** The last lines the server wrote on stderr, secrets replaced; none over HTTP. */
-  stderrLines(): string[];
-  /** Ends the link; settles once it is gone (`closed`), or once waiting longer would not help. */
-  stop(closed: Promise<void>, hasClosed: () => boolean): Promise<void>;
-}
 
 export interface ListedPage {
   /** The tools as the server sent them, each to be checked before use. */

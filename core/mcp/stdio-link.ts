@@ -2,7 +2,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { type Clock, type Deadline, deadlineAt } from '../clock.js';
 import { MCP_SUPERVISION } from './mcp-limits.js';
 import type { McpStdioServerConfig } from './mcp-types.js';
-import type { ServerLink } from './server-connection.js';
+import type { ServerLink } from './server-link.js';
 import type { ServerText } from './server-text.js';
 import { StderrTail } from './stderr-tail.js';
 
