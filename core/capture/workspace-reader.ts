@@ -1,4 +1,4 @@
-import type { ResourceKind } from '../resources/resource-input.js';
+import type { ResourceKind } from '../resources/names.js';
 import type { DescriptorHashes } from '../resources/revision-hash.js';
 
 /** What the registry asks of a workspace file capture: everything the read needs, nothing else. */

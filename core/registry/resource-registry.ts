@@ -6,8 +6,8 @@ import {
   sourceMaxBytes,
   validateCapturedSource,
 } from '../resources/captured-source.js';
-import type { NameCatalog } from '../resources/names.js';
-import type { ResourceInput, ResourceKind } from '../resources/resource-input.js';
+import type { NameCatalog, ResourceKind } from '../resources/names.js';
+import type { ResourceInput } from '../resources/resource-input.js';
 import { utf8ByteLength } from '../resources/unicode.js';
 import { type RegistryLimits, registryLimits } from './registry-limits.js';
 import { parseClearPayload, parseRegisterPayload, parseUnregisterPayload } from './registry-payloads.js';

@@ -1,6 +1,7 @@
 import { newId } from '../ids.js';
 import { type CapturedContent, validateCapturedSource } from '../resources/captured-source.js';
-import type { ResourceInput, ResourceKind } from '../resources/resource-input.js';
+import type { ResourceKind } from '../resources/names.js';
+import type { ResourceInput } from '../resources/resource-input.js';
 import { contentSha256, type DescriptorHashes, revisionSha256 } from '../resources/revision-hash.js';
 import { contractJsonBytes, type ToolContract } from '../resources/tool-contract.js';
 import { utf8ByteLength } from '../resources/unicode.js';

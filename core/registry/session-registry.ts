@@ -1,6 +1,6 @@
 import type { Deadline } from '../clock.js';
 import { newId } from '../ids.js';
-import type { ResourceKind } from '../resources/resource-input.js';
+import type { ResourceKind } from '../resources/names.js';
 import { combinedInstructionBytes } from './registry-accounting.js';
 import type { SharedSnapshot } from './registry-snapshot.js';
 import {

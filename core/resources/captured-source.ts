@@ -1,6 +1,6 @@
 import { WireError } from '../errors.js';
 import { PROFILE_LIMITS } from '../limits.js';
-import type { ResourceKind } from './resource-input.js';
+import type { ResourceKind } from './names.js';
 import { parseToolContract, type ToolContract } from './tool-contract.js';
 import { decodeUtf8Exact } from './unicode.js';
 

@@ -3,6 +3,9 @@ import { PROFILE_LIMITS } from '../limits.js';
 import { BUILTIN_TOOL_NAMES } from './builtin-tools.js';
 import { isWellFormedText, utf8ByteLength } from './unicode.js';
 
+/** The two kinds of session resource. */
+export type ResourceKind = 'tool' | 'skill';
+
 /** `[a-z][a-z0-9_]*`, at most 48 bytes (ASCII, so bytes are characters). */
 /** A resource name's alphabet; its 48-byte bound is PROFILE_LIMITS.name_bytes. */
 export const RESOURCE_NAME_PATTERN = '^[a-z][a-z0-9_]*$';

@@ -1,7 +1,7 @@
 import { WireError } from '../errors.js';
 import { PROFILE_LIMITS } from '../limits.js';
 import { CAPTURED_SOURCE_REFUSALS, sourceMaxBytes } from './captured-source.js';
-import { isValidResourceDescription, isValidResourceName } from './names.js';
+import { isValidResourceDescription, isValidResourceName, type ResourceKind } from './names.js';
 import { isWellFormedText, utf8ByteLength } from './unicode.js';
 
 /**
@@ -10,8 +10,6 @@ import { isWellFormedText, utf8ByteLength } from './unicode.js';
  * `invalid_payload`. Whether the name is taken, and the content rules of the captured bytes, are checked
  * by the caller (NameCatalog, validateCapturedSource).
  */
-export type ResourceKind = 'tool' | 'skill';
-
 export type ResourceSource =
   | { readonly kind: 'inline'; readonly content: string }
   | { readonly kind: 'workspace_file'; readonly path: string };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sha256Hex } from '../hashing.js';
-import type { ResourceKind } from './resource-input.js';
+import type { ResourceKind } from './names.js';
 import { encodeUtf8Exact } from './unicode.js';
 
 /**

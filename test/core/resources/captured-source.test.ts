@@ -6,7 +6,7 @@ import {
   sourceMaxBytes,
   validateCapturedSource,
 } from '../../../core/resources/captured-source.js';
-import type { ResourceKind } from '../../../core/resources/resource-input.js';
+import type { ResourceKind } from '../../../core/resources/names.js';
 import { TOOL_CONTRACT_REFUSALS } from '../../../core/resources/tool-contract.js';
 
 const CONTRACT = JSON.stringify({

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import type { ResourceKind } from '../../../core/resources/resource-input.js';
+import type { ResourceKind } from '../../../core/resources/names.js';
 import {
   contentSha256,
   REVISION_HASH_DOMAIN,
