@@ -1,7 +1,8 @@
+import { TOOL_RESULT_LIMITS } from '../tool-results/result-limits.js';
+
 /** Daemon-chosen bounds of the built-in tools; each is documented in docs/protocol.md, "Built-in tools". */
 export const BUILTIN_LIMITS = {
-  /** UTF-8 bytes of the text one built-in call gives the model; a tool that would give more fails instead. */
-  output_bytes: 32_768,
+  output_bytes: TOOL_RESULT_LIMITS.output_bytes,
   /**
    * UTF-8 bytes of a built-in call's arguments as the model sent them; longer ones are refused to the model
    * as `invalid_arguments`. Room for the largest arguments the schemas accept however they are escaped:

@@ -1,4 +1,4 @@
-import { fittingPrefix } from './fitted-list.js';
+import { fittingPrefix } from '../tool-results/fitted-list.js';
 import { INSTRUCTIONS_LIMITS } from './instructions-limits.js';
 import type { InstructionsState } from './instructions-state.js';
 

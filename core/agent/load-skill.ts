@@ -1,9 +1,9 @@
 import { cutUtf8, utf8ByteLength } from '../resources/unicode.js';
 import type { InstalledSkill } from '../skills/installed-skills.js';
+import { fitTextInJson } from '../tool-results/fitted-json.js';
 import type { WorkspaceToolOutcome, WorkspaceToolRequest } from '../workspace/workspace-tools.js';
 import { BUILTIN_LIMITS } from './builtin-limits.js';
 import type { ToolOutcome } from './daemon-call.js';
-import { fitTextInJson } from './fitted-json.js';
 
 /** The installed skills `load_skill` serves, and the daemon state no read of theirs may enter. */
 export interface SkillShelf {

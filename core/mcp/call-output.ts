@@ -1,4 +1,4 @@
-import { fitTextInJson } from '../agent/fitted-json.js';
+import { fitTextInJson } from '../tool-results/fitted-json.js';
 import { MCP_LIMITS } from './mcp-limits.js';
 
 /** The part of a `tools/call` result the model is shown. */

@@ -1,4 +1,4 @@
-import { fitTextInJson } from '../agent/fitted-json.js';
+import { fitTextInJson } from '../tool-results/fitted-json.js';
 import { COMMAND_LIMITS } from './command-limits.js';
 import type { CommandOutcome } from './command-runner.js';
 

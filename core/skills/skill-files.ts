@@ -1,8 +1,8 @@
 import { type BigIntStats, closeSync, fstatSync, lstatSync } from 'node:fs';
-import { fittingPrefix } from '../agent/fitted-list.js';
 import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { isExcluded, openDirectoryBeneath } from '../capture/descriptor-walk.js';
 import { decodeExactUtf8 } from '../capture/exact-utf8.js';
+import { fittingPrefix } from '../tool-results/fitted-list.js';
 import { entryPath, readEntries } from '../workspace/directory-entries.js';
 import type { HeldWorkspace } from '../workspace/workspace-walk.js';
 import type { SkillFileEntry } from './installed-skill.js';

@@ -1,4 +1,4 @@
-import { fittingPrefix } from '../agent/fitted-list.js';
+import { fittingPrefix } from '../tool-results/fitted-list.js';
 import type { InstalledSkills } from './installed-skill.js';
 import type { UnusedEntry } from './skill-discovery.js';
 import { SKILL_LIMITS } from './skill-limits.js';

@@ -1,8 +1,8 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { IncomingMessage } from 'node:http';
-import { fitTextInJson } from '../agent/fitted-json.js';
 import { type Clock, deadlineAt } from '../clock.js';
 import { RequestAbort } from '../provider/request-abort.js';
+import { fitTextInJson } from '../tool-results/fitted-json.js';
 import { decodeBody, readBounded } from './bounded-text.js';
 import {
   checkUrl,

@@ -1,7 +1,7 @@
 import { type BigIntStats, lstatSync } from 'node:fs';
-import { fitListInJson } from '../agent/fitted-json.js';
 import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { errnoOf, isExcluded, refusalForErrno } from '../capture/descriptor-walk.js';
+import { fitListInJson } from '../tool-results/fitted-json.js';
 import { entryPath, readEntries } from './directory-entries.js';
 import { WORKSPACE_TOOL_LIMITS as LIMITS } from './workspace-tool-limits.js';
 import { type HeldWorkspace, type WorkspaceHooks, withDirectory } from './workspace-walk.js';

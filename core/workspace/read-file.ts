@@ -1,6 +1,6 @@
-import { fitTextInJson } from '../agent/fitted-json.js';
 import { readAtMost } from '../capture/descriptor-walk.js';
 import { utf8ByteLength } from '../resources/unicode.js';
+import { fitTextInJson } from '../tool-results/fitted-json.js';
 import { WorkspaceToolFailure } from './workspace-tool-errors.js';
 import { WORKSPACE_TOOL_LIMITS } from './workspace-tool-limits.js';
 import type { HeldWorkspace, WorkspaceHooks } from './workspace-walk.js';

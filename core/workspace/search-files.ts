@@ -1,11 +1,11 @@
 import { type BigIntStats, closeSync, fstatSync, lstatSync } from 'node:fs';
 import { RE2JS, RE2JSException } from 're2js';
-import { fitListInJson } from '../agent/fitted-json.js';
 import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { isExcluded, openDirectoryBeneath, WalkRefusal } from '../capture/descriptor-walk.js';
 import { decodeExactUtf8 } from '../capture/exact-utf8.js';
 import { PROFILE_LIMITS } from '../limits.js';
 import { utf8ByteLength } from '../resources/unicode.js';
+import { fitListInJson } from '../tool-results/fitted-json.js';
 import { entryPath, readEntries } from './directory-entries.js';
 import { WorkspaceToolFailure } from './workspace-tool-errors.js';
 import { WORKSPACE_TOOL_LIMITS as LIMITS } from './workspace-tool-limits.js';

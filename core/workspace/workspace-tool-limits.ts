@@ -1,5 +1,5 @@
-import { BUILTIN_LIMITS } from '../agent/builtin-limits.js';
 import { PROFILE_LIMITS } from '../limits.js';
+import { TOOL_RESULT_LIMITS } from '../tool-results/result-limits.js';
 
 const MiB = 1024 * 1024;
 
@@ -12,7 +12,7 @@ export const WORKSPACE_TOOL_LIMITS = Object.freeze({
    * tools' output bound. Each fits its result into it by the encoded size, cutting it short with
    * `truncated` and where to go on from.
    */
-  output_bytes: BUILTIN_LIMITS.output_bytes,
+  output_bytes: TOOL_RESULT_LIMITS.output_bytes,
   /** Bytes of one read_file window, and its default length. */
   read_length_max: 16_384,
   /** Entries of one list_directory page. */

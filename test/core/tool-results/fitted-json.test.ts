@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { fitListInJson, fitTextInJson } from '../../../core/agent/fitted-json.js';
+import { fitListInJson, fitTextInJson } from '../../../core/tool-results/fitted-json.js';
 
 const bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
 const shape = (text: string, truncated: boolean) => ({ output: text, truncated });

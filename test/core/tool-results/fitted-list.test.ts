@@ -1,5 +1,5 @@
 import t from 'tap';
-import { fittingPrefix } from '../../../core/agent/fitted-list.js';
+import { fittingPrefix } from '../../../core/tool-results/fitted-list.js';
 
 t.test('the longest beginning whose JSON array fits, by its encoded size', async (t) => {
   const items = ['a"', 'b', 'c'];
