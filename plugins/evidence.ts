@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Clock } from '../core/clock.js';
-import { type EvidenceLimits, EvidenceStore } from '../core/evidence/evidence-store.js';
+import { type EvidenceLimits, EvidenceStore } from '../core/turns/evidence-store.js';
 import { saturationLogger } from './saturation-log.js';
 
 declare module 'fastify' {

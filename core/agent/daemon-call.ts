@@ -1,4 +1,4 @@
-import type { ExternalEffects } from '../turns/application-call.js';
+import type { ExternalEffects } from '../tool-results/external-effects.js';
 
 /** What a tool the daemon runs gave: the text the model reads, or a fixed error. */
 export type ToolOutcome = { ok: true; output: string } | { ok: false; code: string; message: string };

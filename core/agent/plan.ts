@@ -1,7 +1,7 @@
 import { utf8ByteLength } from '../resources/unicode.js';
-import { redactCredentials } from '../turns/credential-text.js';
 import { BUILTIN_LIMITS } from './builtin-limits.js';
 import type { PLAN_STATUSES } from './builtin-parameters.js';
+import { redactCredentials } from './credential-text.js';
 import type { ToolOutcome } from './daemon-call.js';
 
 export interface PlanStep {

@@ -1,10 +1,10 @@
 import type { Clock, Deadline } from '../clock.js';
 import { deadlineAt } from '../clock.js';
 import type { ToolContract } from '../resources/tool-contract.js';
+import type { ExternalEffects } from '../tool-results/external-effects.js';
 import type { AcceptedExecutor, ToolManifest } from './application-manifest.js';
 
 export type CallStatus = 'waiting_for_executor' | 'pending' | 'succeeded' | 'failed' | 'cancelled';
-export type ExternalEffects = 'not_dispatched' | 'uncertain' | 'reported';
 export type WaitKind = 'availability' | 'execution';
 
 /** What the executor reported, or what the daemon decided in its place. */

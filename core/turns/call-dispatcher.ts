@@ -1,5 +1,4 @@
 import type { Clock } from '../clock.js';
-import type { EvidenceStore } from '../evidence/evidence-store.js';
 import type { ExecutorRegistry } from '../executors/executor-registry.js';
 import type { PendingCall } from '../executors/executor-types.js';
 import { sha256Hex } from '../hashing.js';
@@ -9,6 +8,7 @@ import type { ToolCall } from '../provider/chat-provider.js';
 import { validateAgainstSchema } from '../resources/tool-contract.js';
 import type { ActiveTurn } from './active-turn.js';
 import { ApplicationCall, bindingMembers, type CallOutcome } from './application-call.js';
+import type { EvidenceStore } from './evidence-store.js';
 import { MODEL_CALL_REFUSALS, readModelCall } from './model-call.js';
 import type { TurnSink } from './turn-events.js';
 import { TurnEnding } from './turn-failure.js';

@@ -1,7 +1,7 @@
+import { redactCredentials } from '../agent/credential-text.js';
 import { TURN_LIMITS } from '../limits.js';
 import type { ReasoningSummary } from '../provider/reasoning-summaries.js';
 import { cutUtf8 } from '../resources/unicode.js';
-import { redactCredentials } from './credential-text.js';
 
 /**
  * The `reasoning_summary` activity of a provider's summary: credential-looking text removed, then cut

@@ -3,7 +3,7 @@ import { ERROR_MESSAGES } from '../errors.js';
 import { idLength } from '../ids.js';
 import { PROFILE_LIMITS } from '../limits.js';
 import { utf8ByteLength } from '../resources/unicode.js';
-import type { ExternalEffects } from './application-call.js';
+import type { ExternalEffects } from '../tool-results/external-effects.js';
 import { TURN_FAILURE_CODES, TURN_STATUSES } from './turn-failure.js';
 
 /** One call as the terminal record lists it; `tool` for a call of a built-in or MCP tool. */

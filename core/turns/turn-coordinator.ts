@@ -1,9 +1,7 @@
 import type { AgentToolbox } from '../agent/agent-toolbox.js';
-import { DaemonRounds } from '../agent/daemon-rounds.js';
 import { PROVIDER_REASONING_SUMMARY } from '../capabilities/describe.js';
 import type { Clock } from '../clock.js';
 import { WireError } from '../errors.js';
-import type { EvidenceStore } from '../evidence/evidence-store.js';
 import type { ExecutorRegistry } from '../executors/executor-registry.js';
 import type { PendingCall } from '../executors/executor-types.js';
 import type { HistoryStore } from '../history/history-store.js';
@@ -16,6 +14,8 @@ import { ActiveTurn } from './active-turn.js';
 import type { AcceptedController, ApplicationManifest } from './application-manifest.js';
 import { CallDispatcher, hashedId } from './call-dispatcher.js';
 import { ClaimSnapshots, type ClaimSnapshotView, EMPTY_SNAPSHOT } from './claim-snapshots.js';
+import { DaemonRounds } from './daemon-rounds.js';
+import type { EvidenceStore } from './evidence-store.js';
 import { summaryActivity } from './summary-activity.js';
 import { type ToolResultPayload, validateToolResult } from './tool-result.js';
 import { type ApplicationSelection, admitApplication } from './turn-admission.js';

@@ -1,6 +1,5 @@
 import type { AgentToolbox } from '../agent/agent-toolbox.js';
 import type { DaemonCall, ToolOutcome } from '../agent/daemon-call.js';
-import type { DaemonRounds, ToolScope } from '../agent/daemon-rounds.js';
 import { PLAN_TOO_LARGE, type PlanStep, shownPlan } from '../agent/plan.js';
 import { runSubagent } from '../agent/subagent.js';
 import { TURN_LIMITS } from '../limits.js';
@@ -16,6 +15,7 @@ import { ProviderError } from '../provider/provider-error.js';
 import type { ReasoningSummary } from '../provider/reasoning-summaries.js';
 import type { ActiveTurn } from './active-turn.js';
 import { type CallDispatcher, outcomeText } from './call-dispatcher.js';
+import type { DaemonRounds, ToolScope } from './daemon-rounds.js';
 import { daemonFailure, TurnEnding } from './turn-failure.js';
 
 export interface TurnWork {

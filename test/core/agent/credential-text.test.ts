@@ -1,5 +1,5 @@
 import t from 'tap';
-import { REDACTED, redactCredentials } from '../../../core/turns/credential-text.js';
+import { REDACTED, redactCredentials } from '../../../core/agent/credential-text.js';
 
 t.test('credential-looking text is replaced, and the removal is reported', async (t) => {
   const cases: Array<[string, string]> = [

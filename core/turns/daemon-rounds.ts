@@ -1,16 +1,16 @@
+import type { AgentToolbox } from '../agent/agent-toolbox.js';
+import { BUILTIN_LIMITS } from '../agent/builtin-limits.js';
+import { DaemonCall, type ToolOutcome } from '../agent/daemon-call.js';
 import { newId } from '../ids.js';
 import { PROFILE_LIMITS } from '../limits.js';
 import type { ToolCall } from '../provider/chat-provider.js';
 import { MCP_TOOL_PREFIX } from '../resources/names.js';
 import { utf8ByteLength } from '../resources/unicode.js';
-import type { ActiveTurn } from '../turns/active-turn.js';
-import { hashedId, toolErrorText } from '../turns/call-dispatcher.js';
-import { MODEL_CALL_REFUSALS, readModelCall } from '../turns/model-call.js';
-import { TurnEnding } from '../turns/turn-failure.js';
-import type { TurnHistory } from '../turns/turn-history.js';
-import type { AgentToolbox } from './agent-toolbox.js';
-import { BUILTIN_LIMITS } from './builtin-limits.js';
-import { DaemonCall, type ToolOutcome } from './daemon-call.js';
+import type { ActiveTurn } from './active-turn.js';
+import { hashedId, toolErrorText } from './call-dispatcher.js';
+import { MODEL_CALL_REFUSALS, readModelCall } from './model-call.js';
+import { TurnEnding } from './turn-failure.js';
+import type { TurnHistory } from './turn-history.js';
 
 /** Why a daemon call was answered without running; the model reads these codes. */
 const REFUSED = {

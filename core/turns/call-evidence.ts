@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { utf8ByteLength } from '../resources/unicode.js';
-import type { ApplicationCall } from '../turns/application-call.js';
-import type { ApplicationManifest } from '../turns/application-manifest.js';
+import type { ApplicationCall } from './application-call.js';
+import type { ApplicationManifest } from './application-manifest.js';
 
 /** One call as reconnect evidence shows it: identities and state, never arguments or results. */
 export interface CallEvidence {

@@ -2,8 +2,8 @@ import { type Clock, type Deadline, deadlineAt, remainingMs } from '../clock.js'
 import { WireError } from '../errors.js';
 import { OPERATION_RETENTION_MS, PROFILE_LIMITS } from '../limits.js';
 import { clearsAt, Saturation, type SaturationListener } from '../saturation.js';
-import type { ActiveTurn } from '../turns/active-turn.js';
-import type { ApplicationCall } from '../turns/application-call.js';
+import type { ActiveTurn } from './active-turn.js';
+import type { ApplicationCall } from './application-call.js';
 import { callEvidence, evidenceBaseBytes, type TurnEvidence, worstCaseCallBytes } from './call-evidence.js';
 
 export interface EvidenceLimits {

@@ -1,10 +1,10 @@
 import t from 'tap';
-import { callEvidence, evidenceBaseBytes, worstCaseCallBytes } from '../../../core/evidence/call-evidence.js';
-import { EvidenceStore } from '../../../core/evidence/evidence-store.js';
 import { PROFILE_LIMITS } from '../../../core/limits.js';
 import type { SaturationEvent } from '../../../core/saturation.js';
 import { ActiveTurn } from '../../../core/turns/active-turn.js';
 import { ApplicationCall } from '../../../core/turns/application-call.js';
+import { callEvidence, evidenceBaseBytes, worstCaseCallBytes } from '../../../core/turns/call-evidence.js';
+import { EvidenceStore } from '../../../core/turns/evidence-store.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 
 function turn(id: string, sessionId = 'ses_1'): ActiveTurn {
