@@ -5,7 +5,7 @@ import { isValidResourceDescription, isValidResourceName } from '../core/resourc
 import { parseToolContract } from '../core/resources/tool-contract.js';
 import { utf8ByteLength } from '../core/resources/unicode.js';
 import type { ToolCall, ToolHandler } from './executor.js';
-import type { ResourceSpec } from './session.js';
+import type { ResourceSpec } from './resource-spec.js';
 
 /**
  * The property schemas a contract may hold (docs/protocol.md section 10): `Type.String({maxLength})`,

@@ -1,6 +1,7 @@
 import type { DefinedTool } from './define-tool.js';
 import { EventQueue } from './event-queue.js';
 import type { ApplicationExecutor } from './executor.js';
+import type { ResourceKind, ResourceSpec } from './resource-spec.js';
 import { SessionControlEnded, TurnConnectionLost } from './session-errors.js';
 import { turnsInHistory } from './turn-history.js';
 import { selection } from './turn-selection.js';
@@ -12,7 +13,6 @@ import type {
   EvidenceResult,
   ListResult,
   RegisterResult,
-  ResourceSource,
   SessionClaimResult,
   SessionCloseResult,
   TerminalPayload,
@@ -21,16 +21,8 @@ import type {
   UnregisterResult,
 } from './wire-types.js';
 
+export type { ResourceKind, ResourceSpec };
 export { SessionControlEnded, TurnConnectionLost };
-
-/** A tool or skill to register: a tool's source holds `{input_schema, output_schema, timeout_ms?}`. */
-export interface ResourceSpec {
-  name: string;
-  description: string;
-  source: ResourceSource;
-}
-
-export type ResourceKind = 'tool' | 'skill';
 
 export interface TurnOptions {
   /** The executor of the registry's tools, attached to this session's connection. */
