@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { CaptureThread } from '../core/capture/capture-thread.js';
 import { captureWorkspaceFile } from '../core/capture/workspace-file.js';
 import type { WorkspaceReader } from '../core/capture/workspace-reader.js';
 import { systemClock } from '../core/clock.js';
+import type { ConfinedWorkspace } from '../core/confinement/confined-workspace.js';
 import { WireError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { PROFILE_LIMITS } from '../core/limits.js';
@@ -146,10 +147,12 @@ interface Registrar {
 }
 
 function registrar(ws: Workspace, source: ResourceSource, reader: WorkspaceReader): Registrar {
+  // The bench's workspace, pinned as session.create pins one.
+  const ownWorkspace = pinnedAt(ws.workspace);
   const registry = new ResourceRegistry({
     clock: systemClock,
     catalog: () => catalog,
-    workspaceOf: () => ws.workspace,
+    workspaceOf: () => ownWorkspace,
     excludedDirectories: [ws.stateDirectory],
     reader,
     limits: { registry_bytes: BENCH_REGISTRY_BYTES },
@@ -375,4 +378,10 @@ try {
         : String(error);
   console.error(`bench failed: ${detail}`);
   process.exitCode = 1;
+}
+
+function pinnedAt(path: string): ConfinedWorkspace {
+  const real = realpathSync(path);
+  const { dev, ino } = statSync(real, { bigint: true });
+  return { path, real, identity: { dev: String(dev), ino: String(ino) }, hidden: [] };
 }

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../core/clock.js';
+import { ownFolder } from '../core/confinement/confined-workspace.js';
 import { nativeAddon } from '../core/endpoint/native.js';
 import {
   COMMAND_BOUNDS,
@@ -64,7 +65,7 @@ export async function benchSandbox(directory: string): Promise<BenchSandbox | nu
       const started = performance.now();
       const outcome = await sandbox.run({
         command: 'true',
-        workspace,
+        workspace: ownFolder(workspace),
         session: 'bench',
         timeoutMs: 600_000,
         signal,

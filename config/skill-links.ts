@@ -1,6 +1,6 @@
 import { realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { isCredentialLikePath } from '../core/capture/credential-paths.js';
+import { isCredentialLikePath } from '../core/confinement/credential-rules.js';
 import type { LinkRefusal } from '../core/skills/skill-discovery.js';
 
 /**

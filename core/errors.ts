@@ -28,6 +28,7 @@ export const ERROR_MESSAGES = {
   executor_unavailable: 'the executor stayed away past the availability bound',
   interrupted: 'the daemon stopped while the turn was active',
   shutting_down: 'the daemon is shutting down',
+  workspace_changed: 'the session workspace folder was moved, replaced or linked elsewhere',
   storage_full: 'the disk holding the daemon home is full',
   internal_error: 'internal error',
 } as const;

@@ -98,7 +98,7 @@ const agent: FastifyPluginAsync<AgentPluginOptions> = async (fastify, options) =
   const log = fastify.log;
   const state = join(home, 'state');
   const { discovery, disabled } = options.skills;
-  const installed = loadInstalledSkills(discovery.skills, disabled, [state]);
+  const installed = loadInstalledSkills(discovery.skills, disabled, [state], fastify.hiddenPlaces);
   for (const { skill, reason } of installed.skipped)
     log.warn({ skill, reason }, 'an installed skill was skipped');
   for (const { skill, characters } of installed.cut) {

@@ -16,6 +16,7 @@ import { discoverSkills } from '../config/skills.js';
 import { CaptureThread } from '../core/capture/capture-thread.js';
 import type { WorkspaceReader } from '../core/capture/workspace-reader.js';
 import { type Clock, systemClock } from '../core/clock.js';
+import { HiddenPlaces } from '../core/confinement/hidden-places.js';
 import { createListener, type Listener } from '../core/connections/listener.js';
 import {
   type ConnectionCapacity,
@@ -220,7 +221,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(history, { stateDir: join(options.home, 'state') });
   await app.register(operations, { clock, bounds: options.operationBounds });
-  await app.register(control, { clock });
+  const environment = options.toolEnvironment ?? DEFAULT_TOOL_ENVIRONMENT;
+  const hidden = await HiddenPlaces.resolve(environment.userHome);
+  await app.register(control, { clock, hidden });
   await app.register(executor, { clock });
   await app.register(capture, {
     reader: options.workspaceReader ?? new CaptureThread(clock),
@@ -248,7 +251,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     tools: config.tools,
     mcpServers: config.mcp_servers,
     skills: { discovery: skillDiscovery, disabled: config.skills.disabled },
-    environment: options.toolEnvironment ?? DEFAULT_TOOL_ENVIRONMENT,
+    environment,
     drainMs: SERVICE_LIMITS.capture_drain_ms,
   });
   await app.register(turns, { clock });

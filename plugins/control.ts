@@ -1,12 +1,15 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Clock } from '../core/clock.js';
+import type { HiddenPlaces } from '../core/confinement/hidden-places.js';
 import { SessionControl } from '../core/sessions/session-control.js';
 import { encodeEvent } from '../core/wire/frames.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     sessions: SessionControl;
+    /** What no tool may read: the credential places of the user's home and the system's secrets. */
+    hiddenPlaces: HiddenPlaces;
   }
 }
 
@@ -14,10 +17,11 @@ declare module 'fastify' {
  * Session control: claims, tokens and takeover. Every method whose envelope requires a control
  * token is authorized here before its payload is even validated; the handler receives the grant.
  */
-const control: FastifyPluginAsync<{ clock: Clock }> = async (fastify, options) => {
+const control: FastifyPluginAsync<{ clock: Clock; hidden: HiddenPlaces }> = async (fastify, options) => {
   const sessions = new SessionControl({
     history: fastify.history,
     clock: options.clock,
+    hidden: options.hidden,
     revoked: (connection, sessionId, generation) => {
       connection.send(
         encodeEvent({
@@ -32,6 +36,7 @@ const control: FastifyPluginAsync<{ clock: Clock }> = async (fastify, options) =
     },
   });
   fastify.decorate('sessions', sessions);
+  fastify.decorate('hiddenPlaces', options.hidden);
   fastify.framing.declareEvent('session.control_revoked');
 
   fastify.addHook('onRequest', (request, _reply, done) => {

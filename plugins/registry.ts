@@ -42,7 +42,7 @@ const registry: FastifyPluginAsync<RegistryPluginOptions> = async (fastify, opti
     clock,
     catalog: () => catalog,
     workspaceOf: (sessionId) => {
-      const workspace = fastify.history.workspaceOf(sessionId);
+      const workspace = fastify.sessions.workspaces.known(sessionId);
       if (workspace === null) throw new Error('a controlled session has no history row');
       return workspace;
     },

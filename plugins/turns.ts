@@ -96,7 +96,7 @@ const turns: FastifyPluginAsync<{ clock: Clock }> = async (fastify, { clock }) =
   fastify.agent.toolbox.provideOtherWorkspaces((sessionId) => {
     const live = new Set([...fastify.sessions.claimedSessionIds(), ...coordinator.activeSessionIds()]);
     live.delete(sessionId);
-    return [...live].flatMap((id) => fastify.history.workspaceOf(id) ?? []);
+    return [...live].flatMap((id) => fastify.sessions.workspaces.realOf(id) ?? []);
   });
   // Calls waiting for an executor are dispatched once its confirm or resume answer has been written.
   fastify.addHook('onResponse', (request, reply, done) => {

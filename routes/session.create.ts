@@ -27,7 +27,8 @@ const sessionCreate: FastifyPluginAsyncTypebox = async (fastify) => {
       if (title !== null && Buffer.byteLength(title) > SERVICE_LIMITS.title_bytes) {
         throw new WireError('invalid_payload', 'the title is too long');
       }
-      return fastify.sessions.create(await checkWorkspace(request.body.workspace, fastify.home), title);
+      const checked = await checkWorkspace(request.body.workspace, fastify.home, fastify.hiddenPlaces);
+      return fastify.sessions.create(checked, title);
     },
   );
 };

@@ -40,6 +40,7 @@ const turnStart: FastifyPluginAsyncTypebox = async (fastify) => {
       const { envelope, connection, grant } = request.wire;
       const sessionId = envelope.session_id!;
       const workspace = fastify.history.workspaceOf(sessionId);
+      const confined = await fastify.sessions.workspaces.of(sessionId);
       const { acceptance, begin } = await fastify.turns.start({
         sessionId,
         operationId: envelope.operation_id!,
@@ -52,7 +53,7 @@ const turnStart: FastifyPluginAsyncTypebox = async (fastify) => {
           grant_generation: grant!.generation,
         },
         prompt: request.body.prompt,
-        workspace: workspace!,
+        workspace: confined!,
         application: request.body.application,
         selection: routable(fastify.modelSettings.selection(workspace), fastify.provider.router),
       });

@@ -1,5 +1,6 @@
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import type { ConfinedWorkspace } from '../confinement/confined-workspace.js';
 import type { McpServers, McpTool } from '../mcp/mcp-servers.js';
 import type { FunctionTool } from '../provider/chat-provider.js';
 import type { BuiltinToolName } from '../resources/builtin-tools.js';
@@ -117,6 +118,11 @@ const COMMAND_REFUSALS: Readonly<Record<ScanRefusalReason, ToolOutcome>> = {
     code: 'workspace_not_allowed',
     message: "the workspace is the filesystem root, the daemon's home or inside it",
   },
+  workspace_changed: {
+    ok: false,
+    code: 'workspace_changed',
+    message: 'the workspace folder was moved, replaced or swapped for a link since its session was made',
+  },
   workspace_too_large: {
     ok: false,
     code: 'workspace_too_large',
@@ -204,7 +210,7 @@ export class AgentToolbox {
    * session's like its turn's calls.
    */
   async workspaceInstructions(
-    workspace: string,
+    workspace: ConfinedWorkspace,
     signal: AbortSignal,
     session: string,
   ): Promise<string | null> {
@@ -216,7 +222,8 @@ export class AgentToolbox {
     );
     if (!outcome.ok && outcome.code === 'cancelled') return null;
     const read = instructionsReadOf(outcome);
-    if (this.workspaceInstructionsReport.record(workspace, read.state)) this.#warnOf(workspace, read.state);
+    if (this.workspaceInstructionsReport.record(workspace.path, read.state))
+      this.#warnOf(workspace.path, read.state);
     return read.text === '' ? null : read.text;
   }
 
@@ -237,7 +244,7 @@ export class AgentToolbox {
    */
   async run(
     call: DaemonCall,
-    context: { workspace: string; signal: AbortSignal; session: string },
+    context: { workspace: ConfinedWorkspace; signal: AbortSignal; session: string },
   ): Promise<ToolOutcome> {
     const { workspaceTools, commands, web, excludedDirectories, skills, mcp } = this.#services;
     const args = call.arguments;

@@ -1,3 +1,4 @@
+import { ownFolder } from '../confinement/confined-workspace.js';
 import { readInstructions } from '../workspace/read-instructions.js';
 import { failed, workspaceToolErrorOf } from '../workspace/workspace-tool-errors.js';
 import { withWorkspace } from '../workspace/workspace-walk.js';
@@ -13,7 +14,7 @@ import { type InstructionsRead, instructionsReadOf } from './instructions-state.
 export function readHomeInstructions(home: string): InstructionsRead {
   let outcome: Parameters<typeof instructionsReadOf>[0];
   try {
-    const window = withWorkspace(home, [], (held) =>
+    const window = withWorkspace(ownFolder(home), [], (held) =>
       readInstructions(held, {
         name: INSTRUCTIONS_FILE,
         length: INSTRUCTIONS_LIMITS.file_bytes,

@@ -1,3 +1,4 @@
+import { ownFolder } from '../confinement/confined-workspace.js';
 import { cutUtf8, utf8ByteLength } from '../resources/unicode.js';
 import type { InstalledSkill } from '../skills/installed-skills.js';
 import { fitTextInJson } from '../tool-results/fitted-json.js';
@@ -48,7 +49,7 @@ export async function loadSkill(
   if (args.path === undefined) return { ok: true, output: textWindow(skill, args.offset ?? 0, args.length) };
   const outcome = await read({
     tool: 'read_file',
-    workspace: skill.folder.root,
+    workspace: ownFolder(skill.folder.root, skill.folder.hidden),
     excludedDirectories: shelf.excludedDirectories,
     arguments: {
       path: [...skill.folder.components, args.path].join('/'),

@@ -1,6 +1,8 @@
 import { type BigIntStats, fstatSync, openSync } from 'node:fs';
+import { type ConfinedWorkspace, isPinnedFolder } from '../confinement/confined-workspace.js';
+import { isHiddenPath } from '../confinement/hidden-places.js';
+import { WireError } from '../errors.js';
 import { PROFILE_LIMITS } from '../limits.js';
-import { isCredentialLikePath } from './credential-paths.js';
 import { DeferredChecks } from './deferred-checks.js';
 import {
   assertNoExcludedAncestor,
@@ -36,8 +38,11 @@ export interface CaptureHooks {
 }
 
 export interface CaptureWorkspaceFileOptions {
-  /** Absolute path of the session's workspace; opened once, following symlinks (the user chose it). */
-  workspace: string;
+  /**
+   * The session's workspace, pinned; opened once, following symlinks (the user chose it). A bare path is a
+   * folder with nothing pinned and nothing hidden but what the credential rules match.
+   */
+  workspace: string | ConfinedWorkspace;
   /** The client's workspace-relative path. */
   path: string;
   /** The source maximum of the resource kind. */
@@ -118,7 +123,8 @@ function readWalking(options: CaptureWorkspaceFileOptions): PendingWorkspaceFile
     throw new RangeError('maxBytes must be a non-negative integer below the capture reservation');
   }
   const components = parseRelativePath(options.path);
-  if (isCredentialLikePath(components)) throw captureRefusal('credential_path');
+  const pinned = typeof workspace === 'string' ? null : workspace;
+  if (isHiddenPath(components, pinned?.hidden ?? [])) throw captureRefusal('credential_path');
 
   const deferred = new DeferredChecks();
   let excluded: Identity[] = [];
@@ -128,7 +134,7 @@ function readWalking(options: CaptureWorkspaceFileOptions): PendingWorkspaceFile
   const isExcludedDirectory = (stats: Identity) => isExcluded(stats, excluded);
   let rootFd: number;
   try {
-    rootFd = openWorkspaceRoot(workspace);
+    rootFd = openWorkspaceRoot(pinned?.path ?? (workspace as string));
   } catch (error) {
     throw deferred.refusalAfterChecks(error);
   }
@@ -138,6 +144,7 @@ function readWalking(options: CaptureWorkspaceFileOptions): PendingWorkspaceFile
     assertProcFdResolves(rootFd, root);
     if (isExcludedDirectory(root)) throw captureRefusal('excluded_directory');
     assertNoExcludedAncestor(rootFd, root, excluded);
+    if (pinned !== null && !isPinnedFolder(rootFd, pinned)) throw new WireError('workspace_changed');
   });
   try {
     const read = readBeneathRoot(rootFd, components, maxBytes, deferred, isExcludedDirectory, hooks);

@@ -1,10 +1,11 @@
+import type { ConfinedWorkspace } from '../confinement/confined-workspace.js';
 import type { ResourceKind } from '../resources/names.js';
 import type { DescriptorHashes } from '../resources/revision-hash.js';
 
 /** What the registry asks of a workspace file capture: everything the read needs, nothing else. */
 export interface WorkspaceReadRequest {
-  /** Absolute path of the session's workspace. */
-  workspace: string;
+  /** The session's workspace, pinned. */
+  workspace: ConfinedWorkspace;
   /** The client's workspace-relative path. */
   path: string;
   /** The source maximum of the resource kind. */

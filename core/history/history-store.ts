@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS sessions (
   position INTEGER PRIMARY KEY AUTOINCREMENT,
   session_id TEXT NOT NULL UNIQUE,
   workspace TEXT NOT NULL,
+  workspace_real TEXT,
   title TEXT,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL,
@@ -81,11 +82,16 @@ export class HistoryStore {
     // for that short transaction instead of failing. Reads never wait (WAL readers see what is committed).
     this.#db = openHistoryDatabase(file);
     this.#db.exec(SCHEMA);
+    // A store made before workspaces were pinned has no column for their real paths: its sessions get
+    // theirs at their first use.
+    const columns = this.#db.prepare('PRAGMA table_info(sessions)').all() as Array<{ name: string }>;
+    if (!columns.some((column) => column.name === 'workspace_real'))
+      this.#db.exec('ALTER TABLE sessions ADD COLUMN workspace_real TEXT');
     this.#writes = new HistoryWrites(this.#db);
     this.writer = new HistoryWriter(file);
     this.#statements = {
       insertSession: this.#db.prepare(
-        'INSERT INTO sessions (session_id, workspace, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+        'INSERT INTO sessions (session_id, workspace, workspace_real, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       session: this.#db.prepare(
         'SELECT session_id, workspace, title, created_at, updated_at, grant_generation FROM sessions WHERE session_id = ?',
@@ -97,6 +103,10 @@ export class HistoryStore {
         'SELECT position, session_id, workspace, title, created_at, updated_at, grant_generation FROM sessions WHERE position > ? ORDER BY position LIMIT ?',
       ),
       countSessions: this.#db.prepare('SELECT count(*) AS n FROM sessions'),
+      workspaceReal: this.#db.prepare('SELECT workspace_real FROM sessions WHERE session_id = ?'),
+      pinWorkspaceReal: this.#db.prepare(
+        'UPDATE sessions SET workspace_real = ? WHERE session_id = ? AND workspace_real IS NULL',
+      ),
       records: this.#db.prepare(
         'SELECT sequence, kind, created_at, data FROM records WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?',
       ),
@@ -112,13 +122,21 @@ export class HistoryStore {
     };
   }
 
-  createSession(session: Omit<SessionRow, 'grant_generation'>, firstRecord: RecordInput): HistoryRecord {
+  /**
+   * Makes a session; `workspace_real` is its workspace's real path, the one every tool call checks (a
+   * session made without it has it pinned at its first use).
+   */
+  createSession(
+    session: Omit<SessionRow, 'grant_generation'> & { workspace_real?: string },
+    firstRecord: RecordInput,
+  ): HistoryRecord {
     const encoded = encodeRecord(firstRecord);
     const sequence = this.#db
       .transaction(() => {
         this.#statements.insertSession.run(
           session.session_id,
           session.workspace,
+          session.workspace_real ?? null,
           session.title,
           session.created_at,
           session.updated_at,
@@ -146,6 +164,19 @@ export class HistoryStore {
     if (this.#workspaces.size >= WORKSPACES_REMEMBERED) this.#workspaces.clear();
     this.#workspaces.set(sessionId, workspace);
     return workspace;
+  }
+
+  /** The real path the session's workspace was pinned at, or null (no such session, or none pinned yet). */
+  workspaceRealOf(sessionId: string): string | null {
+    const row = this.#statements.workspaceReal.get(sessionId) as
+      | { workspace_real: string | null }
+      | undefined;
+    return row?.workspace_real ?? null;
+  }
+
+  /** Pins the real path of a session made before workspaces were pinned; one pinned already stays. */
+  pinWorkspaceReal(sessionId: string, real: string): void {
+    this.#statements.pinWorkspaceReal.run(real, sessionId);
   }
 
   /** Durably allocates the session's next grant generation, so generations only grow, across restarts too. */

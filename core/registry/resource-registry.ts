@@ -1,5 +1,7 @@
 import type { WorkspaceReader } from '../capture/workspace-reader.js';
 import { type Clock, deadlineAt } from '../clock.js';
+import type { ConfinedWorkspace } from '../confinement/confined-workspace.js';
+import { WireError } from '../errors.js';
 import { newId } from '../ids.js';
 import {
   type CapturedContent,
@@ -28,8 +30,8 @@ export interface ResourceRegistryOptions {
   clock: Clock;
   /** The loaded name catalog, read at admission, at publication and when a turn takes its snapshot. */
   catalog: () => NameCatalog;
-  /** The session's workspace directory (absolute), for workspace_file sources. */
-  workspaceOf: (sessionId: string) => string;
+  /** The session's workspace, pinned, for workspace_file sources. */
+  workspaceOf: (sessionId: string) => ConfinedWorkspace;
   /** The daemon's own state directories, which captures never reach. */
   excludedDirectories: readonly string[];
   /** Reads workspace files off the event loop: the daemon's capture worker. */
@@ -78,7 +80,7 @@ export interface RegistryStats extends RetainedFigures {
 export class ResourceRegistry {
   readonly #clock: Clock;
   readonly #catalog: () => NameCatalog;
-  readonly #workspaceOf: (sessionId: string) => string;
+  readonly #workspaceOf: (sessionId: string) => ConfinedWorkspace;
   readonly #excludedDirectories: readonly string[];
   readonly #reader: WorkspaceReader;
   readonly #limits: RegistryLimits;
@@ -301,8 +303,9 @@ export class ResourceRegistry {
       return ResourceRevision.capture({ resourceId, input, captured: Buffer.from(text), text, registeredBy });
     }
     const { kind, name, description } = input;
+    if (plan.workspace === null) throw new WireError('internal_error');
     const read = await this.#reader.read({
-      workspace: plan.workspace ?? '',
+      workspace: plan.workspace,
       path: input.source.path,
       maxBytes: sourceMaxBytes(kind),
       excludedDirectories: this.#excludedDirectories,

@@ -1,4 +1,5 @@
 import type { Deadline } from '../clock.js';
+import type { ConfinedWorkspace } from '../confinement/confined-workspace.js';
 import { isWireError, WireError } from '../errors.js';
 import type { ResourceInput } from '../resources/resource-input.js';
 import { registryRefusals } from './registry-refusals.js';
@@ -27,7 +28,7 @@ export interface RegistrationPlan {
   /** The replaced resource's id, or null for a creation. */
   readonly resourceId: string | null;
   /** The session's workspace, for a workspace_file source. */
-  readonly workspace: string | null;
+  readonly workspace: ConfinedWorkspace | null;
   readonly registeredBy: RegisteredBy;
   readonly guard: RegistrationGuard;
 }

@@ -1,8 +1,11 @@
+import type { ConfinedWorkspace, OwnFolder } from '../confinement/confined-workspace.js';
+
 /** What one command asked for and what became of it. */
 
 export interface CommandRequest {
   command: string;
-  workspace: string;
+  /** The session's workspace, pinned: a command runs there only while it is the pinned folder. */
+  workspace: ConfinedWorkspace | OwnFolder;
   /** Whose command it is: slots are shared fairly between sessions. */
   session: string;
   /** The real paths of the other live sessions' workspaces, which the command must not see. */

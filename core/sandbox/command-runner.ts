@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { type Clock, deadlineAt } from '../clock.js';
+import type { ConfinedWorkspace, OwnFolder } from '../confinement/confined-workspace.js';
 import { ARGUMENTS_FD, type BwrapInvocation, bwrapArguments, encodeOptions } from './bwrap-arguments.js';
 import { COMMAND_BOUNDS, COMMAND_LIMITS } from './command-limits.js';
 import {
@@ -160,10 +161,11 @@ export class CommandSandbox {
       request.signal.removeEventListener('abort', onAbort);
     };
     const scanRequest = this.#scanRequest(request.workspace);
+    const workspacePath = request.workspace.path;
     let slot: CommandSlot | null = null;
     let prepared: Prepared | null = null;
     try {
-      if (!this.#scanner.known(request.workspace)) await this.#learn(scanRequest, preparing.signal);
+      if (!this.#scanner.known(workspacePath)) await this.#learn(scanRequest, preparing.signal);
       slot = await this.#slots.acquire(request.session, preparing.signal);
       if (this.#closed) throw new SandboxClosed();
       prepared = await this.#prepare(scanRequest, request.otherWorkspaces ?? [], preparing.signal);
@@ -200,10 +202,11 @@ export class CommandSandbox {
     await Promise.all([this.#covers.close(), this.#scanner.close(), this.#options.control.close()]);
   }
 
-  #scanRequest(workspace: string): ScanRequest {
+  #scanRequest(workspace: ConfinedWorkspace | OwnFolder): ScanRequest {
     const { view } = this.#options;
     return {
-      workspace,
+      workspace: workspace.path,
+      pinned: 'identity' in workspace ? workspace : null,
       daemonHome: view.daemonHome,
       hiddenDirectories: view.socket ? [view.socket.directory] : [],
       hiddenPaths: view.credentialPaths,

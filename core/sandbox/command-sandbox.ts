@@ -11,7 +11,6 @@ export {
   SandboxStartFailed,
 } from './command-runner.js';
 export { SandboxClosed } from './cover-sources.js';
-export { credentialHiddenPaths } from './credential-hidden-paths.js';
 export { probeSandbox, type SandboxProbe, type SandboxUnavailableReason } from './probe.js';
 export { type BoundsEnforcement, type CommandBounds, resourceControl } from './resource-control.js';
 export { READABLE_HOME_PATHS, resolveSandboxView, type SandboxView } from './sandbox-view.js';

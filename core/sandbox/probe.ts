@@ -3,6 +3,7 @@ import { access, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { Clock } from '../clock.js';
+import { ownFolder } from '../confinement/confined-workspace.js';
 import { type CommandSandbox, type LimitProcess, CommandSandbox as Sandbox } from './command-runner.js';
 import type { ResourceControl } from './resource-control.js';
 import { COMMAND_PATH, type SandboxView } from './sandbox-view.js';
@@ -101,7 +102,7 @@ async function startsSandbox(
     try {
       const outcome = await sandbox.run({
         command: PROBE_COMMAND,
-        workspace,
+        workspace: ownFolder(workspace),
         session: 'probe',
         timeoutMs: PROBE_TIMEOUT_MS,
         signal: new AbortController().signal,

@@ -1,7 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
-import { isCredentialLikePath } from '../capture/credential-paths.js';
-import { credentialHiddenPaths } from './credential-hidden-paths.js';
+import { isCredentialLikePath } from '../confinement/credential-rules.js';
+import { homeCredentialPaths } from '../confinement/home-credential-paths.js';
 import { resolveSystemCovers, type SystemCovers } from './system-covers.js';
 
 /** The search path every command gets after the daemon's own visible entries. */
@@ -101,7 +101,7 @@ export async function resolveSandboxView(options: SandboxViewOptions): Promise<S
     userHome,
     emptied,
     readable: readable.filter(({ path }) => emptied.some((place) => isInside(path, place))),
-    credentialPaths: userHome === null ? [] : credentialHiddenPaths(userHome),
+    credentialPaths: userHome === null ? [] : homeCredentialPaths(userHome),
     commandPath: await commandPath(options.searchPath, emptied, readable, daemonHome),
     skipped,
     system: await resolveSystemCovers(),

@@ -1,4 +1,8 @@
-export type ScanRefusalReason = 'workspace_unavailable' | 'workspace_not_allowed' | 'workspace_too_large';
+export type ScanRefusalReason =
+  | 'workspace_unavailable'
+  | 'workspace_not_allowed'
+  | 'workspace_changed'
+  | 'workspace_too_large';
 
 /** Why a workspace could not be prepared for a command; nothing runs then. */
 export class ScanRefusal extends Error {

@@ -1,6 +1,6 @@
 import { type BigIntStats, closeSync, type Dirent, fstatSync, readdirSync, statfsSync } from 'node:fs';
-import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { type Identity, isExcluded } from '../capture/descriptor-walk.js';
+import { isCredentialLikePath } from '../confinement/credential-rules.js';
 import type { SANDBOX_SCAN_LIMITS } from './command-limits.js';
 import {
   beneathBytes,

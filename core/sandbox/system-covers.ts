@@ -1,5 +1,6 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SSH_CONFIG, SSH_HOST_KEY, SYSTEM_SECRETS } from '../confinement/system-secrets.js';
 
 /**
  * What the machine itself keeps that a command must neither change nor read, following Docker's defaults
@@ -36,33 +37,6 @@ const MASKED: readonly string[] = [
   '/sys/firmware',
   '/sys/devices/virtual/powercap',
 ];
-
-/** The system's secrets: password hashes, host and TLS private keys, stored network and cluster credentials. */
-const SYSTEM_SECRETS: readonly string[] = [
-  '/etc/shadow',
-  '/etc/shadow-',
-  '/etc/gshadow',
-  '/etc/gshadow-',
-  '/etc/security/opasswd',
-  '/etc/ssl/private',
-  '/etc/pki/tls/private',
-  '/etc/pki/CA/private',
-  '/etc/letsencrypt/archive',
-  '/etc/letsencrypt/live',
-  '/etc/krb5.keytab',
-  '/etc/NetworkManager/system-connections',
-  '/etc/wpa_supplicant',
-  '/etc/ipsec.secrets',
-  '/etc/ppp/chap-secrets',
-  '/etc/ppp/pap-secrets',
-  '/etc/kubernetes/admin.conf',
-  '/etc/kubernetes/pki',
-  '/etc/rancher/k3s/k3s.yaml',
-];
-
-/** The folder of the SSH host keys: its `ssh_host_*_key` files are private keys (the `.pub` ones are not). */
-const SSH_CONFIG = '/etc/ssh';
-const SSH_HOST_KEY = /^ssh_host_.*_key$/;
 
 export interface SystemCover {
   path: string;

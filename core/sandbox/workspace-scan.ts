@@ -9,6 +9,7 @@ import {
   WalkRefusal,
 } from '../capture/descriptor-walk.js';
 import { sameInode } from '../capture/file-state.js';
+import { type ConfinedWorkspace, isPinnedFolder } from '../confinement/confined-workspace.js';
 import { SANDBOX_SCAN_LIMITS } from './command-limits.js';
 import type { ScanCache } from './scan-cache.js';
 import {
@@ -29,6 +30,8 @@ export type { ScanLimits } from './scan-tree.js';
 /** What a command may run in, and what must be covered in it. Crosses a thread boundary as it is. */
 export interface ScanRequest {
   workspace: string;
+  /** The pin the workspace must still match (a session's); null for a folder of the daemon's own (the probe). */
+  pinned: ConfinedWorkspace | null;
   /** The daemon's home: a workspace that is it or lies inside it is refused; a folder that is it is covered. */
   daemonHome: string;
   /** Folders covered wherever the walk meets them, by identity (the socket's folder). */
@@ -117,6 +120,8 @@ export function scanWorkspace(request: ScanRequest, control: ScanControl = {}): 
         throw error instanceof WalkRefusal ? new ScanRefusal('workspace_not_allowed') : error;
       }
     }
+    if (request.pinned !== null && !isPinnedFolder(rootFd, request.pinned))
+      throw new ScanRefusal('workspace_changed');
     const rootPath = realPathOf(rootFd);
     const hiddenDirectories = [home, ...request.hiddenDirectories.map(identityOf)].filter(
       (identity): identity is Identity => identity !== null,

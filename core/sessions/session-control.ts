@@ -1,9 +1,12 @@
 import type { Clock } from '../clock.js';
+import type { HiddenPlaces } from '../confinement/hidden-places.js';
 import type { Connection } from '../connections/connection.js';
 import { WireError } from '../errors.js';
 import { matchesVerifier, verifierOf } from '../hashing.js';
 import type { HistoryStore } from '../history/history-store.js';
 import { newId, newSecret } from '../ids.js';
+import type { CheckedWorkspace } from './workspace.js';
+import { WorkspacePins } from './workspace-pins.js';
 
 /** Proof that a request carries the session's current control. */
 export interface Grant {
@@ -34,6 +37,8 @@ export interface SessionControlOptions {
   clock: Clock;
   /** Tells a superseded controller that its control was taken over. */
   revoked: (connection: Connection, sessionId: string, generation: number) => void;
+  /** What no tool may read, for the workspaces' pins. */
+  hidden: HiddenPlaces;
   /** The claim snapshot of a session's active turn and last terminal, as the connection may see them. */
   snapshot?: (sessionId: string, connection: Connection) => ClaimSnapshot;
 }
@@ -52,18 +57,24 @@ export class SessionControl {
   #snapshot: ((sessionId: string, connection: Connection) => ClaimSnapshot) | undefined;
   #controlHold: (sessionId: string) => Promise<void> | null = () => null;
 
+  /** Each session's workspace, pinned. */
+  readonly workspaces: WorkspacePins;
+
   constructor(options: SessionControlOptions) {
     this.#options = options;
+    this.workspaces = new WorkspacePins(options.history, options.hidden);
     this.#snapshot = options.snapshot;
   }
 
-  create(workspace: string, title: string | null): { session_id: string; workspace: string } {
+  create(checked: CheckedWorkspace, title: string | null): { session_id: string; workspace: string } {
     const now = this.#options.clock.wallNow();
     const sessionId = newId('ses');
+    const { workspace, real } = checked;
     this.#options.history.createSession(
-      { session_id: sessionId, workspace, title, created_at: now, updated_at: now },
+      { session_id: sessionId, workspace, workspace_real: real, title, created_at: now, updated_at: now },
       { kind: 'session.created', created_at: now, data: { title } },
     );
+    this.workspaces.pin(sessionId, checked);
     return { session_id: sessionId, workspace };
   }
 

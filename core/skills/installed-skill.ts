@@ -27,6 +27,8 @@ export interface SkillFolder {
   root: string;
   /** The folders beneath `root` to the skill's own; none of them may be a link when a file is read. */
   components: readonly string[];
+  /** The places no tool may read that lie beneath `root`, relative to it (confinement/hidden-places.ts). */
+  hidden: readonly string[];
 }
 
 /** Why a discovered skill was not loaded; a fixed code, so a warning never carries what the file holds. */

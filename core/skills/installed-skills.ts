@@ -1,3 +1,4 @@
+import type { HiddenPlaces } from '../confinement/hidden-places.js';
 import { utf8ByteLength } from '../resources/unicode.js';
 import { parseSkillFile } from './front-matter.js';
 import type { InstalledSkill, InstalledSkills } from './installed-skill.js';
@@ -28,6 +29,7 @@ export function loadInstalledSkills(
   discovered: readonly DiscoveredSkill[],
   disabled: readonly string[],
   excludedDirectories: readonly string[],
+  hiddenPlaces: HiddenPlaces,
 ): InstalledSkills {
   const off = new Set(disabled.map(fold));
   const candidates = discovered.filter((skill) => !off.has(fold(skill.name))).sort(byName);
@@ -53,7 +55,11 @@ export function loadInstalledSkills(
       skip('total_too_large');
       continue;
     }
-    const folder = { root: candidate.root, components: candidate.components };
+    const folder = {
+      root: candidate.root,
+      components: candidate.components,
+      hidden: hiddenPlaces.inside(candidate.root),
+    };
     const read = readSkillFolder(folder, excludedDirectories);
     if ('refused' in read) {
       skip(read.refused);

@@ -1,4 +1,5 @@
-import { isCredentialLikePath } from '../capture/credential-paths.js';
+import { ownFolder } from '../confinement/confined-workspace.js';
+import { isHiddenPath } from '../confinement/hidden-places.js';
 import { type WorkspaceToolError, workspaceToolErrorOf } from '../workspace/workspace-tool-errors.js';
 import { readWholeText, withDirectory, withRegularFile, withWorkspace } from '../workspace/workspace-walk.js';
 import type { SkillFileEntry, SkillFolder, SkillSkipReason } from './installed-skill.js';
@@ -32,9 +33,10 @@ export function readSkillFolder(
   folder: SkillFolder,
   excludedDirectories: readonly string[],
 ): SkillFolderRead {
-  if (isCredentialLikePath([...folder.components, SKILL_FILE_NAME])) return { refused: 'credential_path' };
+  if (isHiddenPath([...folder.components, SKILL_FILE_NAME], folder.hidden))
+    return { refused: 'credential_path' };
   try {
-    return withWorkspace(folder.root, excludedDirectories, (held) =>
+    return withWorkspace(ownFolder(folder.root, folder.hidden), excludedDirectories, (held) =>
       withDirectory(held, folder.components, undefined, (directoryFd) => {
         const text = withRegularFile(directoryFd, SKILL_FILE_NAME, undefined, (file) =>
           readWholeText(file, SKILL_LIMITS.skill_bytes, undefined),

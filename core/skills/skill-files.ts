@@ -1,7 +1,7 @@
 import { type BigIntStats, closeSync, fstatSync, lstatSync } from 'node:fs';
-import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { isExcluded, openDirectoryBeneath } from '../capture/descriptor-walk.js';
 import { decodeExactUtf8 } from '../capture/exact-utf8.js';
+import { isHiddenPath } from '../confinement/hidden-places.js';
 import { fittingPrefix } from '../tool-results/fitted-list.js';
 import { entryPath, readEntries } from '../workspace/directory-entries.js';
 import type { HeldWorkspace } from '../workspace/workspace-walk.js';
@@ -52,7 +52,7 @@ function listDirectory(listing: Listing, directoryFd: number, path: readonly str
     const name = decodeExactUtf8(entry.name);
     if (name === null) continue;
     const components = [...path, name];
-    if (isCredentialLikePath(components)) continue;
+    if (isHiddenPath(components, listing.held.hidden)) continue;
     let stats: BigIntStats;
     try {
       stats = lstatSync(entryPath(directoryFd, entry.name), { bigint: true });

@@ -1,5 +1,6 @@
 import type { DaemonCall } from '../agent/daemon-call.js';
 import type { PlanStep } from '../agent/plan.js';
+import type { ConfinedWorkspace } from '../confinement/confined-workspace.js';
 import { PROFILE_LIMITS } from '../limits.js';
 import type { McpTool } from '../mcp/mcp-servers.js';
 import type { SnapshotPin } from '../registry/registry-snapshot.js';
@@ -15,7 +16,7 @@ export interface ActiveTurnInit {
   operationId: string;
   prompt: string;
   /** The session's workspace, where the built-in tools work. */
-  workspace: string;
+  workspace: ConfinedWorkspace;
   /** The built-in tools offered to the model, decided at admission. */
   builtins: readonly BuiltinToolName[];
   /** The MCP tools ready at admission: the turn offers these and no others, whatever servers do later. */
@@ -37,7 +38,7 @@ export class ActiveTurn {
   readonly sessionId: string;
   readonly operationId: string;
   readonly prompt: string;
-  readonly workspace: string;
+  readonly workspace: ConfinedWorkspace;
   readonly builtins: readonly BuiltinToolName[];
   readonly mcpTools: readonly McpTool[];
   readonly manifest: ApplicationManifest | null;

@@ -1,6 +1,7 @@
 import type { AgentToolbox } from '../agent/agent-toolbox.js';
 import { PROVIDER_REASONING_SUMMARY } from '../capabilities/describe.js';
 import type { Clock } from '../clock.js';
+import type { ConfinedWorkspace } from '../confinement/confined-workspace.js';
 import { WireError } from '../errors.js';
 import type { ExecutorRegistry } from '../executors/executor-registry.js';
 import type { PendingCall } from '../executors/executor-types.js';
@@ -61,7 +62,7 @@ export interface TurnStart {
   controller: AcceptedController;
   prompt: string;
   /** The session's workspace. */
-  workspace: string;
+  workspace: ConfinedWorkspace;
   application: ApplicationSelection | undefined;
   /** The model settings at admission, which the turn keeps to its end; null when no model is selected. */
   selection: ModelSelection | null;

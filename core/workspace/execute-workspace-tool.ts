@@ -1,4 +1,4 @@
-import { isCredentialLikePath } from '../capture/credential-paths.js';
+import { isHiddenPath } from '../confinement/hidden-places.js';
 import { editFile } from './edit-file.js';
 import { listDirectory } from './list-directory.js';
 import { readFile } from './read-file.js';
@@ -16,7 +16,7 @@ import { writeFile } from './write-file.js';
  */
 export function executeWorkspaceTool(job: WorkspaceToolJob, hooks?: WorkspaceHooks): string {
   const { call } = job;
-  if (isCredentialLikePath(call.path)) throw new WorkspaceToolFailure('credential_path');
+  if (isHiddenPath(call.path, job.workspace.hidden)) throw new WorkspaceToolFailure('credential_path');
   return withWorkspace(job.workspace, job.excludedDirectories, (held) =>
     JSON.stringify(dispatch(held, call, hooks)),
   );

@@ -1,6 +1,6 @@
 import { type BigIntStats, lstatSync } from 'node:fs';
-import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { errnoOf, isExcluded, refusalForErrno } from '../capture/descriptor-walk.js';
+import { isHiddenPath } from '../confinement/hidden-places.js';
 import { fitListInJson } from '../tool-results/fitted-json.js';
 import { entryPath, readEntries } from './directory-entries.js';
 import { WORKSPACE_TOOL_LIMITS as LIMITS } from './workspace-tool-limits.js';
@@ -48,7 +48,7 @@ export function listDirectory(
     let position = 0;
     for (const raw of readEntries(directoryFd)) {
       const name = raw.name.toString('utf8');
-      if (isCredentialLikePath([...args.path, name])) {
+      if (isHiddenPath([...args.path, name], held.hidden)) {
         hidden += 1;
         continue;
       }

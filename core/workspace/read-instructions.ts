@@ -1,9 +1,9 @@
 import { readlinkSync, realpathSync } from 'node:fs';
 import { isAbsolute, posix } from 'node:path';
-import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { beneath, lstatBeneath } from '../capture/descriptor-walk.js';
 import { decodeExactUtf8 } from '../capture/exact-utf8.js';
 import { parseRelativePath } from '../capture/relative-path.js';
+import { isHiddenPath } from '../confinement/hidden-places.js';
 import { readFile } from './read-file.js';
 import { WorkspaceToolFailure } from './workspace-tool-errors.js';
 import type { HeldWorkspace, WorkspaceHooks } from './workspace-walk.js';
@@ -41,7 +41,7 @@ export function readInstructions(
   const linked =
     args.followLink && lstatBeneath(beneath(held.rootFd, args.name), 'not_found').isSymbolicLink();
   const path = linked ? linkTarget(held.rootFd, args.name) : [args.name];
-  if (isCredentialLikePath(path)) throw new WorkspaceToolFailure('credential_path');
+  if (isHiddenPath(path, held.hidden)) throw new WorkspaceToolFailure('credential_path');
   // The window is the daemon's own, for the system message: no result bound of a model's call applies.
   const window = readFile(held, { path, offset: 0, length: args.length }, hooks, Number.POSITIVE_INFINITY);
   return { content: window.content, cut: window.next_offset !== null, linked };

@@ -1,8 +1,8 @@
 import { type BigIntStats, closeSync, fstatSync, lstatSync } from 'node:fs';
 import { RE2JS, RE2JSException } from 're2js';
-import { isCredentialLikePath } from '../capture/credential-paths.js';
 import { isExcluded, openDirectoryBeneath, WalkRefusal } from '../capture/descriptor-walk.js';
 import { decodeExactUtf8 } from '../capture/exact-utf8.js';
+import { isHiddenPath } from '../confinement/hidden-places.js';
 import { PROFILE_LIMITS } from '../limits.js';
 import { utf8ByteLength } from '../resources/unicode.js';
 import { fitListInJson } from '../tool-results/fitted-json.js';
@@ -124,7 +124,7 @@ function searchDirectory(search: Search, directoryFd: number, path: readonly str
       continue;
     }
     if (stats.isDirectory()) {
-      if (SKIPPED_DIRECTORY_NAMES.has(name) || isCredentialLikePath(entryComponents)) continue;
+      if (SKIPPED_DIRECTORY_NAMES.has(name) || isHiddenPath(entryComponents, search.held.hidden)) continue;
       if (depth >= LIMITS.search_depth_max) {
         search.truncated = true;
         continue;
@@ -134,7 +134,7 @@ function searchDirectory(search: Search, directoryFd: number, path: readonly str
       !stats.isFile() ||
       stats.nlink !== 1n ||
       stats.size > BigInt(LIMITS.search_file_bytes_max) ||
-      isCredentialLikePath(entryComponents) ||
+      isHiddenPath(entryComponents, search.held.hidden) ||
       utf8ByteLength(entryComponents.join('/')) > PROFILE_LIMITS.source_path_bytes
     ) {
       search.skipped += 1;

@@ -1,5 +1,6 @@
 import { Compile } from 'typebox/compile';
 import { parseRelativePath } from '../capture/relative-path.js';
+import type { ConfinedWorkspace, OwnFolder } from '../confinement/confined-workspace.js';
 import { WorkspaceToolFailure } from './workspace-tool-errors.js';
 import { WORKSPACE_TOOL_LIMITS } from './workspace-tool-limits.js';
 import { WORKSPACE_TOOL_PARAMETERS } from './workspace-tool-parameters.js';
@@ -22,7 +23,7 @@ export type WorkspaceToolCall =
 /** Everything a tool needs, checked, in a form that crosses a thread boundary as it is. */
 export interface WorkspaceToolJob {
   call: WorkspaceToolCall;
-  workspace: string;
+  workspace: ConfinedWorkspace | OwnFolder;
   excludedDirectories: string[];
 }
 
@@ -34,7 +35,7 @@ const VALIDATORS = new Map(
 export function parseWorkspaceToolRequest(request: WorkspaceToolRequest): WorkspaceToolJob {
   const { workspace, excludedDirectories } = request;
   if (
-    typeof workspace !== 'string' ||
+    typeof workspace?.path !== 'string' ||
     !Array.isArray(excludedDirectories) ||
     !excludedDirectories.every((directory) => typeof directory === 'string')
   ) {

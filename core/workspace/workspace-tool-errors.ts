@@ -8,6 +8,8 @@ export const WORKSPACE_TOOL_ERRORS = {
   excluded_directory: 'the path reaches daemon state',
   workspace_unavailable: 'the workspace directory cannot be opened',
   workspace_not_allowed: 'the workspace is the filesystem root',
+  workspace_changed:
+    'the workspace folder was moved, replaced or swapped for a link since its session was made',
   not_found: 'no such file or directory',
   symlink: 'the path contains a symbolic link',
   outside_workspace: 'the symbolic link leads outside the workspace',

@@ -1,5 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import { type Clock, type Deadline, deadlineAt } from '../clock.js';
+import type { ConfinedWorkspace, OwnFolder } from '../confinement/confined-workspace.js';
 import { startModuleWorker } from '../module-worker.js';
 import { parseWorkspaceToolRequest, type WorkspaceToolJob } from './workspace-tool-arguments.js';
 import { failed, knownWorkspaceToolError, workspaceToolErrorOf } from './workspace-tool-errors.js';
@@ -116,7 +117,12 @@ export class WorkspaceTools {
    * compact JSON of read-instructions.ts's window, or its refusal. Never rejects.
    */
   readInstructions(
-    request: { workspace: string; excludedDirectories: readonly string[]; name: string; length: number },
+    request: {
+      workspace: ConfinedWorkspace | OwnFolder;
+      excludedDirectories: readonly string[];
+      name: string;
+      length: number;
+    },
     signal: AbortSignal,
     session: string,
   ): Promise<WorkspaceToolOutcome> {

@@ -16,6 +16,7 @@ import {
 } from '../capture/descriptor-walk.js';
 import { decodeExactUtf8 } from '../capture/exact-utf8.js';
 import { sameFileState, sameInode } from '../capture/file-state.js';
+import { type ConfinedWorkspace, isPinnedFolder, type OwnFolder } from '../confinement/confined-workspace.js';
 import { WorkspaceToolFailure } from './workspace-tool-errors.js';
 
 /**
@@ -37,6 +38,8 @@ export interface WorkspaceHooks {
 export interface HeldWorkspace {
   rootFd: number;
   excluded: readonly Identity[];
+  /** The hidden places inside the workspace, relative to it (confinement/hidden-places.ts). */
+  hidden: readonly string[];
 }
 
 /**
@@ -45,12 +48,12 @@ export interface HeldWorkspace {
  * whatever happens.
  */
 export function withWorkspace<T>(
-  workspace: string,
+  workspace: ConfinedWorkspace | OwnFolder,
   excludedDirectories: readonly string[],
   use: (held: HeldWorkspace) => T,
 ): T {
   const excluded = excludedIdentities(excludedDirectories);
-  const rootFd = openWorkspaceRoot(workspace);
+  const rootFd = openWorkspaceRoot(workspace.path);
   try {
     const root = fstatSync(rootFd, { bigint: true });
     assertProcFdResolves(rootFd, root);
@@ -58,7 +61,9 @@ export function withWorkspace<T>(
       throw new WorkspaceToolFailure('workspace_not_allowed');
     if (isExcluded(root, excluded)) throw new WorkspaceToolFailure('excluded_directory');
     assertNoExcludedAncestor(rootFd, root, excluded);
-    return use({ rootFd, excluded });
+    if ('identity' in workspace && !isPinnedFolder(rootFd, workspace))
+      throw new WorkspaceToolFailure('workspace_changed');
+    return use({ rootFd, excluded, hidden: workspace.hidden });
   } finally {
     closeSync(rootFd);
   }

@@ -11,6 +11,7 @@ import ts from 'typescript';
 export const FLOORS: Readonly<Record<string, number>> = {
   core: 0,
   'core/auth': 1,
+  'core/confinement': 1,
   'core/endpoint': 1,
   'core/executors': 1,
   'core/history': 1,

@@ -4,6 +4,7 @@ import t from 'tap';
 import { discoverSkills } from '../../../config/skills.js';
 import { BUILTIN_LIMITS } from '../../../core/agent/builtin-limits.js';
 import { type LoadSkillArguments, loadSkill, type SkillShelf } from '../../../core/agent/load-skill.js';
+import { HiddenPlaces } from '../../../core/confinement/hidden-places.js';
 import { loadInstalledSkills } from '../../../core/skills/installed-skills.js';
 import { runWorkspaceTool } from '../../../core/workspace/run-workspace-tool.js';
 import { WORKSPACE_TOOL_LIMITS } from '../../../core/workspace/workspace-tool-limits.js';
@@ -25,7 +26,7 @@ function shelfOf(
     }
   }
   const state = [join(home, 'state')];
-  const loaded = loadInstalledSkills(discoverSkills(home).skills, [], state);
+  const loaded = loadInstalledSkills(discoverSkills(home).skills, [], state, new HiddenPlaces([]));
   return { installed: loaded.skills, excludedDirectories: state };
 }
 

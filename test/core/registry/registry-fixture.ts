@@ -15,6 +15,7 @@ import type {
   StagedRegistration,
 } from '../../../core/registry/staged-registration.js';
 import { NameCatalog } from '../../../core/resources/names.js';
+import { pinnedWorkspace } from '../../helpers/confined.js';
 import { type FakeClock, fakeClock } from '../../helpers/fake-clock.js';
 
 /** A tool contract written exactly as the daemon normalizes it, so its normalized bytes equal its source. */
@@ -116,7 +117,7 @@ export function registryFixture(t: Test, options: FixtureOptions = {}): Fixture 
   const registry = new ResourceRegistry({
     clock: options.clock ?? clock,
     catalog: () => catalog,
-    workspaceOf: () => workspace,
+    workspaceOf: () => pinnedWorkspace(workspace),
     excludedDirectories: [stateDirectory],
     reader,
     limits: options.limits,

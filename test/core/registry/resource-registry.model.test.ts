@@ -8,6 +8,7 @@ import { ResourceRegistry } from '../../../core/registry/resource-registry.js';
 import type { RegisteredBy, ResourceDescriptor } from '../../../core/registry/resource-revision.js';
 import type { StagedRegistration } from '../../../core/registry/staged-registration.js';
 import { NameCatalog } from '../../../core/resources/names.js';
+import { pinnedWorkspace } from '../../helpers/confined.js';
 import { type FakeClock, fakeClock } from '../../helpers/fake-clock.js';
 import { toolContractWithTimeout, unusedReader } from './registry-fixture.js';
 
@@ -782,7 +783,7 @@ async function run(commands: Command[], limits: RegistryLimits): Promise<void> {
   const registry = new ResourceRegistry({
     clock,
     catalog: () => new NameCatalog(),
-    workspaceOf: () => '/nonexistent',
+    workspaceOf: () => pinnedWorkspace('/nonexistent'),
     excludedDirectories: [],
     reader: unusedReader,
     limits,

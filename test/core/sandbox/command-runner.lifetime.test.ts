@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import type { Clock } from '../../../core/clock.js';
+import { ownFolder } from '../../../core/confinement/confined-workspace.js';
 import { type CommandSandbox, SandboxClosed } from '../../../core/sandbox/command-sandbox.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 import {
@@ -62,7 +63,7 @@ t.test(
     const running = tracked(
       commands.run({
         command: 'echo started; sleep 98761 & sleep 98762',
-        workspace: await rootDirectory(t),
+        workspace: ownFolder(await rootDirectory(t)),
         session: 'ses_test',
         timeoutMs: 1_000,
         signal: neverAborted(),
@@ -99,7 +100,7 @@ t.test('an aborted command is killed whole and reported cancelled', { skip }, as
   const controller = new AbortController();
   const running = (await sandbox()).run({
     command: 'sleep 98763',
-    workspace: await rootDirectory(t),
+    workspace: ownFolder(await rootDirectory(t)),
     session: 'ses_test',
     timeoutMs: 60_000,
     signal: controller.signal,
@@ -116,7 +117,7 @@ t.test('a request aborted before it starts runs nothing', { skip }, async (t) =>
   controller.abort();
   const outcome = await (await sandbox()).run({
     command: `touch '${root}/ran'`,
-    workspace: root,
+    workspace: ownFolder(root),
     session: 'ses_test',
     timeoutMs: 60_000,
     signal: controller.signal,
@@ -129,7 +130,7 @@ t.test('a process left in the background dies with the command that started it',
   killOnTeardown(t, 'sleep 98764');
   const outcome = await (await sandbox()).run({
     command: 'sleep 98764 >/dev/null 2>&1 & echo left',
-    workspace: await rootDirectory(t),
+    workspace: ownFolder(await rootDirectory(t)),
     session: 'ses_test',
     timeoutMs: 60_000,
     signal: neverAborted(),
@@ -173,7 +174,7 @@ t.test('a command that ends on its own leaves no timer and no abort listener beh
   const commands = await testSandbox(t, { clock: counting });
   const outcome = await commands.run({
     command: 'echo quick',
-    workspace: await rootDirectory(t),
+    workspace: ownFolder(await rootDirectory(t)),
     session: 'ses_test',
     timeoutMs: 1_000,
     signal,
@@ -191,7 +192,7 @@ t.test('close kills every running command, refuses those waiting, and every new 
   const root = await rootDirectory(t);
   const running = commands.run({
     command: 'sleep 98766',
-    workspace: root,
+    workspace: ownFolder(root),
     session: 'ses_test',
     timeoutMs: 60_000,
     signal: neverAborted(),
@@ -199,7 +200,7 @@ t.test('close kills every running command, refuses those waiting, and every new 
   await processStarted('sleep 98766');
   const waiting = commands.run({
     command: `touch '${root}/ran'`,
-    workspace: root,
+    workspace: ownFolder(root),
     session: 'ses_test',
     timeoutMs: 60_000,
     signal: neverAborted(),
@@ -214,7 +215,7 @@ t.test('close kills every running command, refuses those waiting, and every new 
   await t.rejects(
     commands.run({
       command: 'true',
-      workspace: root,
+      workspace: ownFolder(root),
       session: 'ses_test',
       timeoutMs: 60_000,
       signal: neverAborted(),

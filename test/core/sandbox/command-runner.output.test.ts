@@ -1,4 +1,5 @@
 import t from 'tap';
+import { ownFolder } from '../../../core/confinement/confined-workspace.js';
 import { COMMAND_LIMITS } from '../../../core/sandbox/command-limits.js';
 import type { CommandSandbox } from '../../../core/sandbox/command-sandbox.js';
 import {
@@ -18,7 +19,7 @@ async function run(command: string, outputBytes: number = COMMAND_LIMITS.output_
   const commands = await sandboxes.get(outputBytes)!;
   return commands.run({
     command,
-    workspace: await rootDirectory(t),
+    workspace: ownFolder(await rootDirectory(t)),
     session: 'ses_test',
     timeoutMs: 60_000,
     signal: neverAborted(),

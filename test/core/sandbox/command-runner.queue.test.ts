@@ -2,6 +2,7 @@ import { rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
+import { ownFolder } from '../../../core/confinement/confined-workspace.js';
 import type { CommandRequest, CommandSandbox } from '../../../core/sandbox/command-sandbox.js';
 import type { ResourceControl } from '../../../core/sandbox/resource-control.js';
 import {
@@ -54,7 +55,14 @@ function ask(
   command: string,
   more: Partial<CommandRequest> = {},
 ) {
-  return commands.run({ command, workspace, session, timeoutMs: 60_000, signal: neverAborted(), ...more });
+  return commands.run({
+    command,
+    workspace: ownFolder(workspace),
+    session,
+    timeoutMs: 60_000,
+    signal: neverAborted(),
+    ...more,
+  });
 }
 
 /** The real scanner, but the scans of the workspaces held back wait until let go (or their signal aborts). */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import type { Clock } from '../../../core/clock.js';
+import { ownFolder } from '../../../core/confinement/confined-workspace.js';
 import { nativeAddon } from '../../../core/endpoint/native.js';
 import {
   COMMAND_BOUNDS,
@@ -30,7 +31,13 @@ import {
 const skip = sandboxUnavailable ?? false;
 
 function run(commands: CommandSandbox, workspace: string, command: string) {
-  return commands.run({ command, workspace, session: 'ses_test', timeoutMs: 60_000, signal: neverAborted() });
+  return commands.run({
+    command,
+    workspace: ownFolder(workspace),
+    session: 'ses_test',
+    timeoutMs: 60_000,
+    signal: neverAborted(),
+  });
 }
 
 /** The limits a process inside reads in /proc/self/limits, by name, soft and hard. */
@@ -239,7 +246,7 @@ t.test(
     const controller = new AbortController();
     const givenUp = commands.run({
       command: 'echo gate-98771 > given-up',
-      workspace,
+      workspace: ownFolder(workspace),
       session: 'ses_test',
       timeoutMs: 60_000,
       signal: controller.signal,
@@ -305,7 +312,7 @@ t.test(
     const stopFirst = new AbortController();
     const firstRun = commands.run({
       command: 'sleep 98773',
-      workspace,
+      workspace: ownFolder(workspace),
       session: 'ses_test',
       timeoutMs: 60_000,
       signal: stopFirst.signal,
@@ -320,7 +327,7 @@ t.test(
     const stopSecond = new AbortController();
     const secondRun = commands.run({
       command: 'sleep 98772 & sleep 98774',
-      workspace,
+      workspace: ownFolder(workspace),
       session: 'ses_test',
       timeoutMs: 60_000,
       signal: stopSecond.signal,

@@ -3,12 +3,13 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { ownFolder } from '../../../core/confinement/confined-workspace.js';
+import { homeCredentialPaths } from '../../../core/confinement/home-credential-paths.js';
 import {
   CommandSandbox,
   type CommandSandboxOptions,
   SandboxClosed,
 } from '../../../core/sandbox/command-sandbox.js';
-import { credentialHiddenPaths } from '../../../core/sandbox/credential-hidden-paths.js';
 import { COMMAND_PATH } from '../../../core/sandbox/sandbox-view.js';
 import { ScanRefusal } from '../../../core/sandbox/workspace-scan.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
@@ -23,7 +24,13 @@ import {
 const skip = sandboxUnavailable ?? false;
 
 function run(commands: CommandSandbox, workspace: string, command: string) {
-  return commands.run({ command, workspace, session: 'ses_test', timeoutMs: 60_000, signal: neverAborted() });
+  return commands.run({
+    command,
+    workspace: ownFolder(workspace),
+    session: 'ses_test',
+    timeoutMs: 60_000,
+    signal: neverAborted(),
+  });
 }
 
 /** One sandbox for the checks of this file that need nothing of their own; its PATH names a folder of its own. */
@@ -178,7 +185,7 @@ t.test(
       view: {
         userHome: home,
         emptied: ['/tmp', '/var/tmp', '/run', '/dev/shm', home],
-        credentialPaths: credentialHiddenPaths(home),
+        credentialPaths: homeCredentialPaths(home),
       },
     });
     const holding = await run(
@@ -227,7 +234,7 @@ t.test('out-of-range requests and options are refused', async (t) => {
     await t.rejects(
       commands.run({
         command: 'true',
-        workspace: '/',
+        workspace: ownFolder('/'),
         session: 'ses_test',
         timeoutMs,
         signal: neverAborted(),
@@ -240,7 +247,7 @@ t.test('out-of-range requests and options are refused', async (t) => {
     await t.rejects(
       commands.run({
         command: 'true',
-        workspace: '/',
+        workspace: ownFolder('/'),
         session: 'ses_test',
         timeoutMs,
         signal: neverAborted(),
@@ -252,7 +259,7 @@ t.test('out-of-range requests and options are refused', async (t) => {
   await t.rejects(
     commands.run({
       command: 'echo a\0b',
-      workspace: '/',
+      workspace: ownFolder('/'),
       session: 'ses_test',
       timeoutMs: 1_000,
       signal: neverAborted(),

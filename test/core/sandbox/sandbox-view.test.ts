@@ -10,7 +10,7 @@ import {
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { credentialHiddenPaths } from '../../../core/sandbox/credential-hidden-paths.js';
+import { homeCredentialPaths } from '../../../core/confinement/home-credential-paths.js';
 import {
   COMMAND_PATH,
   isInside,
@@ -143,7 +143,7 @@ t.test("the home's toolchain folders stay readable, by their real source", async
   ]);
   t.same(view.skipped, [], 'a default that is missing or leads to a credential place is left out silently');
   t.ok(READABLE_HOME_PATHS.includes('.deno'), 'a symlink to .ssh under a readable name is not made readable');
-  t.same(view.credentialPaths, credentialHiddenPaths(home));
+  t.same(view.credentialPaths, homeCredentialPaths(home));
 });
 
 t.test('configured readable paths, and why some are not made readable', async (t) => {

@@ -46,6 +46,7 @@ function build(root: string, ...paths: string[]): void {
 function request(workspace: string): ScanRequest {
   return {
     workspace,
+    pinned: null,
     daemonHome: join(workspace, '..', 'magi-home-that-is-not-there'),
     hiddenDirectories: [],
     hiddenPaths: [],

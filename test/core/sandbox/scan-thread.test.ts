@@ -24,6 +24,7 @@ function scratch(t: { teardown(fn: () => unknown): void }): string {
 function request(workspace: string): ScanRequest {
   return {
     workspace,
+    pinned: null,
     daemonHome: '/nonexistent/magi-home',
     hiddenDirectories: [],
     hiddenPaths: [],

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
+import { ownFolder } from '../../../core/confinement/confined-workspace.js';
 import { commandSeccompProgram, seccompArchitecture } from '../../../core/sandbox/seccomp-filter.js';
 import {
   ALLOWED_SOCKET_FAMILIES,
@@ -313,7 +314,7 @@ print(subprocess.run(["echo", "child"], capture_output=True, text=True).stdout.s
   const node = `${process.execPath} -e 'const { execFileSync } = require("node:child_process"); console.log(execFileSync("echo", ["node-child"]).toString().trim())'`;
   const outcome = await sandbox.run({
     command: `python3 -c '${script.replaceAll("'", "'\\''")}'; ${node}`,
-    workspace,
+    workspace: ownFolder(workspace),
     session: 'ses_test',
     timeoutMs: 60_000,
     signal: neverAborted(),

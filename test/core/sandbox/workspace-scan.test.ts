@@ -47,6 +47,7 @@ function build(root: string, ...paths: string[]): void {
 function request(workspace: string, overrides: Partial<ScanRequest> = {}): ScanRequest {
   return {
     workspace,
+    pinned: null,
     daemonHome: join(workspace, '..', 'magi-home-that-is-not-there'),
     hiddenDirectories: [],
     hiddenPaths: [],

@@ -19,6 +19,7 @@ function workspace(t: Test, ...files: string[]): string {
 function request(root: string): ScanRequest {
   return {
     workspace: root,
+    pinned: null,
     daemonHome: '/nonexistent/magi-home',
     hiddenDirectories: [],
     hiddenPaths: [],

@@ -3,6 +3,7 @@ import { linkSync, mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, write
 import { join } from 'node:path';
 import t from 'tap';
 import { discoverSkills } from '../../../config/skills.js';
+import { HiddenPlaces } from '../../../core/confinement/hidden-places.js';
 import {
   type InstalledSkills,
   loadInstalledSkills,
@@ -32,11 +33,11 @@ function skillPath(home: string, name: string): string {
 const stateOf = (home: string) => [join(home, 'state')];
 
 function load(home: string, disabled: readonly string[] = []): InstalledSkills {
-  return loadInstalledSkills(discoverSkills(home).skills, disabled, stateOf(home));
+  return loadInstalledSkills(discoverSkills(home).skills, disabled, stateOf(home), new HiddenPlaces([]));
 }
 
 function loadDiscovered(home: string, discovered: readonly DiscoveredSkill[]): InstalledSkills {
-  return loadInstalledSkills(discovered, [], stateOf(home));
+  return loadInstalledSkills(discovered, [], stateOf(home), new HiddenPlaces([]));
 }
 
 /** A skill folder directly in skills/, as discovery would give it, whatever its name. */
@@ -46,7 +47,11 @@ function discovered(home: string, name: string): DiscoveredSkill {
 
 /** What a loaded skill of `skills/<name>/` holds besides its name, description and body. */
 function folderOf(home: string, name: string) {
-  return { folder: { root: join(home, 'skills'), components: [name] }, files: [], filesTruncated: false };
+  return {
+    folder: { root: join(home, 'skills'), components: [name], hidden: [] },
+    files: [],
+    filesTruncated: false,
+  };
 }
 
 /** The loaded skills without what only the folder decides. */

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { discoverSkills } from '../../../config/skills.js';
+import { HiddenPlaces } from '../../../core/confinement/hidden-places.js';
 import {
   type InstalledSkill,
   loadInstalledSkills,
@@ -32,7 +33,12 @@ function writeSkill(home: string, skill: string, files: Record<string, string> =
 }
 
 function loadOne(home: string): InstalledSkill {
-  const result = loadInstalledSkills(discoverSkills(home).skills, [], [join(home, 'state')]);
+  const result = loadInstalledSkills(
+    discoverSkills(home).skills,
+    [],
+    [join(home, 'state')],
+    new HiddenPlaces([]),
+  );
   if (result.skills.length !== 1)
     throw new Error(`expected one skill, got ${JSON.stringify(result.skipped)}`);
   return result.skills[0]!;
@@ -88,7 +94,12 @@ t.test(
     const home = t.testdir({ clone: { 'SKILL.md': SKILL, 'reference.md': 'r' } });
     writeSkill(home, 'collection/skills/pdf', { 'reference/forms.md': 'f' });
     symlinkSync(join(home, 'clone'), join(home, 'skills', 'clone'));
-    const result = loadInstalledSkills(discoverSkills(home).skills, [], [join(home, 'state')]);
+    const result = loadInstalledSkills(
+      discoverSkills(home).skills,
+      [],
+      [join(home, 'state')],
+      new HiddenPlaces([]),
+    );
     t.same(
       result.skills.map((skill) => [skill.name, listed(skill)]),
       [

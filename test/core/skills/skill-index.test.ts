@@ -4,7 +4,7 @@ import { type InstalledSkill, SKILL_LIMITS, skillIndex } from '../../../core/ski
 const HEADER = 'Installed skills (load one with load_skill before following it):';
 
 function skill(name: string, description: string): InstalledSkill {
-  const folder = { root: '/home/me/.magi/skills', components: [name] };
+  const folder = { root: '/home/me/.magi/skills', components: [name], hidden: [] };
   return { name, description, body: `body of ${name}`, folder, files: [], filesTruncated: false };
 }
 

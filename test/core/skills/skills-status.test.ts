@@ -4,7 +4,7 @@ import { SKILL_LIMITS } from '../../../core/skills/skill-limits.js';
 import { skillsStatus } from '../../../core/skills/skills-status.js';
 
 function installed(names: readonly string[], skipped: InstalledSkills['skipped'] = []): InstalledSkills {
-  const folder = { root: '/h/skills', components: [] };
+  const folder = { root: '/h/skills', components: [], hidden: [] };
   return {
     skills: names.map((name) => ({
       name,

@@ -8,6 +8,7 @@ import { DaemonRounds } from '../../../core/turns/daemon-rounds.js';
 import type { TurnHistory } from '../../../core/turns/turn-history.js';
 import { parseWorkspaceToolRequest } from '../../../core/workspace/workspace-tool-arguments.js';
 import { WORKSPACE_TOOL_LIMITS } from '../../../core/workspace/workspace-tool-limits.js';
+import { pinnedWorkspace } from '../../helpers/confined.js';
 
 interface Harness {
   turn: ActiveTurn;
@@ -30,7 +31,7 @@ function harness(
     sessionId: 'ses_1',
     operationId: 'op_1',
     prompt: 'p',
-    workspace: '/tmp',
+    workspace: pinnedWorkspace('/tmp'),
     builtins: ['read_file', 'list_directory'],
     mcpTools: [],
     manifest: null,
@@ -260,7 +261,7 @@ t.test(
     t.ok(Buffer.byteLength(text) <= BUILTIN_LIMITS.argument_bytes, 'within the argument bound');
     const call = parseWorkspaceToolRequest({
       tool: 'edit_file',
-      workspace: '/ws',
+      workspace: pinnedWorkspace('/ws'),
       excludedDirectories: [],
       arguments: JSON.parse(text),
     }).call;

@@ -5,6 +5,7 @@ import { ActiveTurn } from '../../../core/turns/active-turn.js';
 import { ApplicationCall } from '../../../core/turns/application-call.js';
 import { callEvidence, evidenceBaseBytes, worstCaseCallBytes } from '../../../core/turns/call-evidence.js';
 import { EvidenceStore } from '../../../core/turns/evidence-store.js';
+import { pinnedWorkspace } from '../../helpers/confined.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 
 function turn(id: string, sessionId = 'ses_1'): ActiveTurn {
@@ -13,7 +14,7 @@ function turn(id: string, sessionId = 'ses_1'): ActiveTurn {
     sessionId,
     operationId: `op_${id}`,
     prompt: 'p',
-    workspace: '/tmp',
+    workspace: pinnedWorkspace('/tmp'),
     builtins: [],
     mcpTools: [],
     manifest: null,

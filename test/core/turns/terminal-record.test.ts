@@ -15,6 +15,7 @@ import {
   terminalData,
 } from '../../../core/turns/terminal-record.js';
 import { TERMINAL_DATA_BYTES, TURN_RECORDS } from '../../../core/turns/turn-history.js';
+import { pinnedWorkspace } from '../../helpers/confined.js';
 
 const encodedBytes = (value: unknown) => utf8ByteLength(JSON.stringify(value));
 
@@ -24,7 +25,7 @@ function activeTurn(manifest: ApplicationManifest | null, selected: boolean): Ac
     sessionId: newId('ses'),
     operationId: 'op-1',
     prompt: 'p',
-    workspace: '/tmp',
+    workspace: pinnedWorkspace('/tmp'),
     builtins: [],
     mcpTools: [],
     manifest,

@@ -16,6 +16,7 @@ import {
   TURN_RECORDS,
   TurnHistory,
 } from '../../../core/turns/turn-history.js';
+import { pinnedWorkspace } from '../../helpers/confined.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 
 function store(t: Test) {
@@ -154,7 +155,7 @@ t.test(
       sessionId: 'ses_1',
       operationId: 'op-1',
       prompt: 'p',
-      workspace: '/w',
+      workspace: pinnedWorkspace('/w'),
       builtins: [],
       mcpTools: [],
       manifest: null,

@@ -6,6 +6,7 @@ import { type InstructionsWindow, readInstructions } from '../../../core/workspa
 import { workspaceToolErrorOf } from '../../../core/workspace/workspace-tool-errors.js';
 import { WorkspaceTools } from '../../../core/workspace/workspace-tools.js';
 import { withWorkspace } from '../../../core/workspace/workspace-walk.js';
+import { pinnedWorkspace } from '../../helpers/confined.js';
 import { type Sandbox, SECRET, sandbox } from './workspace-fixture.js';
 
 const LENGTH = 32_768;
@@ -13,7 +14,7 @@ const LENGTH = 32_768;
 /** Reads AGENTS.md at the sandbox's workspace on this thread: the window, or the refusal's code. */
 function read(box: Sandbox, followLink = true, length = LENGTH): InstructionsWindow | string {
   try {
-    return withWorkspace(box.ws, [box.state], (held) =>
+    return withWorkspace(pinnedWorkspace(box.ws), [box.state], (held) =>
       readInstructions(held, { name: 'AGENTS.md', length, followLink }),
     );
   } catch (error) {
@@ -130,13 +131,22 @@ t.test('the workspace threads read it like a call, and a cancelled read answers 
   writeFileSync(agents(box), 'Threads.\n');
   const tools = new WorkspaceTools({ clock: systemClock, threads: 1 });
   t.teardown(() => tools.close(1_000));
-  const request = { workspace: box.ws, excludedDirectories: [box.state], name: 'AGENTS.md', length: LENGTH };
+  const request = {
+    workspace: pinnedWorkspace(box.ws),
+    excludedDirectories: [box.state],
+    name: 'AGENTS.md',
+    length: LENGTH,
+  };
   const outcome = await tools.readInstructions(request, new AbortController().signal, 'ses_1');
   t.same(outcome, { ok: true, output: JSON.stringify({ content: 'Threads.\n', cut: false, linked: false }) });
   const aborted = AbortSignal.abort();
   t.match(await tools.readInstructions(request, aborted, 'ses_1'), { ok: false, code: 'cancelled' });
   t.match(
-    await tools.readInstructions({ ...request, workspace: box.state }, new AbortController().signal, 'ses_1'),
+    await tools.readInstructions(
+      { ...request, workspace: pinnedWorkspace(box.state) },
+      new AbortController().signal,
+      'ses_1',
+    ),
     { ok: false, code: 'excluded_directory' },
     'daemon state is refused as a workspace',
   );

@@ -12,6 +12,7 @@ import type {
   WorkspaceToolRequest,
 } from '../../../core/workspace/workspace-tool-request.js';
 import type { WorkspaceHooks } from '../../../core/workspace/workspace-walk.js';
+import { pinnedWorkspace } from '../../helpers/confined.js';
 
 export const SECRET = 'OUTSIDE-SECRET-7f3a';
 export const INSIDE = 'inside content\n';
@@ -49,13 +50,14 @@ export function sandbox(t: Test): Sandbox {
   for (const directory of [ws, outside, state]) mkdirSync(directory);
   writeFileSync(join(outside, 'secret.txt'), SECRET);
   writeFileSync(join(state, 'history.txt'), SECRET);
+  const pinned = pinnedWorkspace(ws);
   const request = (
     tool: WorkspaceToolName,
     args: Record<string, unknown>,
     options: CallOptions = {},
   ): WorkspaceToolRequest => ({
     tool,
-    workspace: options.workspace ?? ws,
+    workspace: options.workspace === undefined ? pinned : pinnedWorkspace(options.workspace),
     excludedDirectories: options.excludedDirectories ?? [state],
     arguments: args,
   });

@@ -4,11 +4,12 @@ import { WorkspaceToolFailure } from '../../../core/workspace/workspace-tool-err
 import { WORKSPACE_TOOL_LIMITS } from '../../../core/workspace/workspace-tool-limits.js';
 import { WORKSPACE_TOOL_PARAMETERS } from '../../../core/workspace/workspace-tool-parameters.js';
 import type { WorkspaceToolName } from '../../../core/workspace/workspace-tool-request.js';
+import { pinnedWorkspace } from '../../helpers/confined.js';
 
 const parse = (tool: WorkspaceToolName, args: unknown) =>
   parseWorkspaceToolRequest({
     tool,
-    workspace: '/ws',
+    workspace: pinnedWorkspace('/ws'),
     excludedDirectories: ['/state'],
     arguments: args as Record<string, unknown>,
   });
@@ -39,7 +40,7 @@ t.test('defaults are filled in and paths become components', async (t) => {
   });
   const job = parse('write_file', { path: 'f', content: '' });
   t.same(job.excludedDirectories, ['/state']);
-  t.equal(job.workspace, '/ws');
+  t.equal(job.workspace.path, '/ws');
 });
 
 t.test('unknown members, missing members, wrong types and non-objects are invalid_arguments', async (t) => {

@@ -6,6 +6,7 @@ import { systemClock } from '../../../core/clock.js';
 import { WORKSPACE_TOOL_LIMITS } from '../../../core/workspace/workspace-tool-limits.js';
 import type { WorkspaceToolOutcome } from '../../../core/workspace/workspace-tool-request.js';
 import { WorkspaceTools, type WorkspaceToolsOptions } from '../../../core/workspace/workspace-tools.js';
+import { pinnedWorkspace } from '../../helpers/confined.js';
 import { fakeClock } from '../../helpers/fake-clock.js';
 import { mountSlowFilesystem, slowFilesystemUnavailable } from '../../process/slow-filesystem.js';
 import { INSIDE, refused, type Sandbox, sandbox } from './workspace-fixture.js';
@@ -266,14 +267,18 @@ t.test(
     const pool = tools(t, { clock: systemClock, threads: 2, abandonedMax: 1 });
     const abort = new AbortController();
     const stuck = track(
-      pool.run({ ...s.request('read_file', { path: 'stuck.txt' }), workspace: slow.root }, abort.signal, 'A'),
+      pool.run(
+        { ...s.request('read_file', { path: 'stuck.txt' }), workspace: pinnedWorkspace(slow.root) },
+        abort.signal,
+        'A',
+      ),
     );
     t.equal(await slow.waitForRead(), 'stuck.txt', 'the read is held in the kernel');
 
     const plain = await pool.run(s.request('read_file', { path: 'f.txt' }), never, 'B');
     t.ok(plain.ok && plain.output.includes('inside content'), 'another read completes meanwhile');
     const released = pool.run(
-      { ...s.request('read_file', { path: 'slow.txt' }), workspace: slow.root },
+      { ...s.request('read_file', { path: 'slow.txt' }), workspace: pinnedWorkspace(slow.root) },
       never,
       'C',
     );

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { CREDENTIAL_PATTERNS } from '../capture/credential-paths.js';
+import { CREDENTIAL_PATTERNS } from './credential-rules.js';
 
 /**
  * Places under a home directory that hold credentials, tokens, keyrings, browser sessions or typed
@@ -69,7 +69,7 @@ const HOME_CREDENTIAL_PATHS: readonly string[] = [
  * home, and the home-only places above. Commands see an empty home, so these matter where a command can
  * still reach into the home: a workspace that is the home or holds it, and the readable folders.
  */
-export function credentialHiddenPaths(userHome: string): string[] {
+export function homeCredentialPaths(userHome: string): string[] {
   const relative = [
     ...CREDENTIAL_PATTERNS.filter((pattern) => !pattern.includes('*')),
     ...HOME_CREDENTIAL_PATHS,

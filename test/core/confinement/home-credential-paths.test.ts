@@ -1,8 +1,8 @@
 import t from 'tap';
-import { credentialHiddenPaths } from '../../../core/sandbox/command-sandbox.js';
+import { homeCredentialPaths } from '../../../core/confinement/home-credential-paths.js';
 
 t.test('the credential places of a home are listed under that home', async (t) => {
-  const paths = credentialHiddenPaths('/home/ada');
+  const paths = homeCredentialPaths('/home/ada');
   for (const expected of [
     '.ssh',
     '.gnupg',
@@ -35,5 +35,5 @@ t.test('the credential places of a home are listed under that home', async (t) =
 });
 
 t.test('a home given with a trailing slash yields the same paths', async (t) => {
-  t.same(credentialHiddenPaths('/home/ada/'), credentialHiddenPaths('/home/ada'));
+  t.same(homeCredentialPaths('/home/ada/'), homeCredentialPaths('/home/ada'));
 });

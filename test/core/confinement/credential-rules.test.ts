@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { CREDENTIAL_PATTERNS, isCredentialLikePath } from '../../../core/capture/credential-paths.js';
+import { CREDENTIAL_PATTERNS, isCredentialLikePath } from '../../../core/confinement/credential-rules.js';
 
 const credentialPaths = [
   '.env',
