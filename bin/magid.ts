@@ -3,7 +3,12 @@ import { Command, InvalidArgumentError } from 'commander';
 import { DAEMON } from '../config/daemon.js';
 import { daemonTarget, serveSettings, stdioSettings } from '../config/settings.js';
 import { status, stop } from './control-client.js';
+import { declareExec, usageExits } from './exec/exec-command.js';
+import { exec } from './exec/run-exec.js';
+import { replay } from './replay.js';
+import { schema } from './schema.js';
 import { serve } from './serve.js';
+import { sessions } from './sessions.js';
 import { stdio } from './stdio.js';
 
 function nonNegativeInteger(value: string): number {
@@ -57,5 +62,36 @@ for (const [name, description, run] of [
       process.exitCode = await run(await daemonTarget(flags));
     });
 }
+
+declareExec(program, exec);
+
+usageExits(
+  program
+    .command('sessions')
+    .description("list the daemon's sessions, oldest first")
+    .option('--home <dir>', 'the daemon home (default ~/.magi)')
+    .option('--socket <path>', 'the daemon socket')
+    .option('--json', 'one JSON line per session'),
+).action(async (flags) => {
+  process.exitCode = await sessions(flags);
+});
+
+usageExits(
+  program
+    .command('replay')
+    .description("show a session's history: prompts, tool calls with their outcome, answers")
+    .argument('<session>', 'the session id (`magid sessions` lists them)')
+    .option('--home <dir>', 'the daemon home (default ~/.magi)')
+    .option('--socket <path>', 'the daemon socket')
+    .option('--json', 'one JSON line per history record, as session.replay returns it'),
+).action(async (session: string, flags) => {
+  process.exitCode = await replay(session, flags);
+});
+
+usageExits(
+  program.command('schema').description('print the wire protocol as one JSON Schema 2020-12 document'),
+).action(async () => {
+  process.exitCode = await schema();
+});
 
 await program.parseAsync();

@@ -24,8 +24,15 @@ export interface Envelope {
   id?: string;
 }
 
+/** Sees every line a client writes and every frame line it reads, in order: for a log or a protocol check. */
+export interface WireWatch {
+  sent(line: string): void;
+  received(line: string): void;
+}
+
 export interface WireClientOptions {
   keepHistory?: boolean;
+  watch?: WireWatch;
 }
 
 /**
@@ -77,6 +84,7 @@ export class WireClient {
   readonly received: string[] = [];
 
   readonly #keepHistory: boolean;
+  readonly #watch: WireWatch | null;
 
   /**
    * With `keepHistory` (the default), every frame received is kept in `received` and every event no
@@ -90,6 +98,7 @@ export class WireClient {
     this.#write = transport.write;
     this.#end = transport.end;
     this.#keepHistory = options.keepHistory ?? true;
+    this.#watch = options.watch ?? null;
   }
 
   /** Feeds bytes read from the daemon. */
@@ -98,6 +107,7 @@ export class WireClient {
       if (line.kind !== 'line') continue;
       const text = line.bytes.toString('utf8');
       if (this.#keepHistory) this.received.push(text);
+      this.#watch?.received(text);
       const frame = JSON.parse(text) as ResponseFrame | EventFrame;
       if (frame.type === 'event') this.#deliverEvent(frame);
       else this.#deliverResponse(frame);
@@ -136,6 +146,7 @@ export class WireClient {
   }
 
   sendRaw(text: string): void {
+    this.#watch?.sent(text);
     this.#write(text);
   }
 
@@ -150,7 +161,9 @@ export class WireClient {
       operation_id: envelope.operation ?? null,
       payload,
     };
-    this.#write(`${JSON.stringify(frame)}\n`);
+    const line = `${JSON.stringify(frame)}\n`;
+    this.#watch?.sent(line);
+    this.#write(line);
     return id;
   }
 

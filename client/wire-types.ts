@@ -86,7 +86,10 @@ export type Activity =
       kind: 'tool_call';
       call: string;
       status: Extract<CallStatus, 'pending' | 'waiting_for_executor' | 'succeeded' | 'failed'>;
-    };
+      /** A subagent's call: the hash of its `spawn_agent` call. */
+      parent?: string;
+    }
+  | { kind: 'plan'; steps: Array<{ step: string; status: 'pending' | 'in_progress' | 'completed' }> };
 
 /** `turn.terminal`'s payload (a claim snapshot's `terminal` too). */
 export type TerminalPayload = Manifested<Static<typeof TerminalPayloadSchema>>;

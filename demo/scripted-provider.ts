@@ -17,11 +17,12 @@ export interface ScriptedProvider {
  * A stand-in for a model on loopback, speaking the Chat Completions streaming API. Asked about a `.md`
  * file by name, it calls the daemon's `read_file` on it and answers with the file's first line of text;
  * asked anything else with the application's `find_note` offered, it calls it with `{"query":"tea"}` and
- * answers with a sentence naming the result's `path`.
+ * answers with a sentence naming the result's `path`; asked anything else, it answers `Hello.`. It listens on
+ * `port` of 127.0.0.1 (by default one the system picks).
  */
-export async function startScriptedProvider(): Promise<ScriptedProvider> {
+export async function startScriptedProvider(port = 0): Promise<ScriptedProvider> {
   const server = createServer((request, response) => void answer(request, response));
-  server.listen(0, '127.0.0.1');
+  server.listen(port, '127.0.0.1');
   await once(server, 'listening');
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,

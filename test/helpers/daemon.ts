@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { connectSocket, WireClient } from '../../client/wire-client.js';
 import { type AppOptions, buildApp } from '../../plugins/app.js';
 import { type FakeClock, fakeClock } from './fake-clock.js';
+import { WireSchemaCheck } from './wire-schema.js';
 
 /** `stdio` is the framing of `magid stdio`: separate input and output streams, without the profile. */
 export type Transport = 'in-process' | 'socket' | 'stdio';
@@ -54,11 +55,16 @@ export async function startDaemon(t: Tap, options: TestDaemonOptions = {}): Prom
   await app.ready();
   const clients: WireClient[] = [];
   let listening: Promise<string> | null = null;
+  // Every frame of every connection is checked against docs/protocol.schema.json.
+  const watch = new WireSchemaCheck();
 
   t.teardown(async () => {
     for (const client of clients) client.close();
     await app.close();
     rmSync(root, { recursive: true, force: true });
+    if (watch.violations.length > 0) {
+      throw new Error(`frames outside docs/protocol.schema.json:\n${watch.violations.join('\n')}`);
+    }
   });
 
   const socketPath = () => {
@@ -73,21 +79,24 @@ export async function startDaemon(t: Tap, options: TestDaemonOptions = {}): Prom
   const open = async (transport: Transport): Promise<WireClient> => {
     let client: WireClient;
     if (transport === 'socket') {
-      client = (await connectSocket(await socketPath())).client;
+      client = (await connectSocket(await socketPath(), { watch })).client;
     } else if (transport === 'stdio') {
       const input = new PassThrough();
       const output = new PassThrough();
-      const stdioClient = new WireClient({ write: (line) => input.write(line), end: () => input.end() });
+      const stdioClient = new WireClient(
+        { write: (line) => input.write(line), end: () => input.end() },
+        { watch },
+      );
       output.on('data', (bytes: Buffer) => stdioClient.receive(bytes));
       output.on('close', () => stdioClient.closedByPeer());
       app.framing.serve({ input, output, offersProfile: false });
       client = stdioClient;
     } else {
       let channel: ReturnType<FastifyInstance['framing']['open']> | undefined;
-      client = new WireClient({
-        write: (line) => channel?.receive(line),
-        end: () => channel?.close(),
-      });
+      client = new WireClient(
+        { write: (line) => channel?.receive(line), end: () => channel?.close() },
+        { watch },
+      );
       const inProcess = client;
       channel = app.framing.open({
         write: (frame: string) => inProcess.receive(frame),
