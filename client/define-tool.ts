@@ -4,7 +4,7 @@ import { PROFILE_LIMITS } from '../core/limits.js';
 import { isValidResourceDescription, isValidResourceName } from '../core/resources/names.js';
 import { parseToolContract } from '../core/resources/tool-contract.js';
 import { utf8ByteLength } from '../core/resources/unicode.js';
-import type { ToolCall, ToolHandler } from './executor.js';
+import type { ToolCall, ToolHandler } from './executor-types.js';
 import type { ResourceSpec } from './resource-spec.js';
 
 /**

@@ -10,8 +10,16 @@ export {
   type TypedToolHandler,
   toolHandlers,
 } from './define-tool.js';
+export { ApplicationExecutor } from './executor.js';
 export {
-  ApplicationExecutor,
+  type ExecutorRecord,
+  type ExecutorStore,
+  ExecutorStoreError,
+  fileStore,
+  type KeptCall,
+  type KeptTurn,
+} from './executor-store.js';
+export {
   type CallState,
   type ExecutorEvents,
   ExecutorLostError,
@@ -22,15 +30,7 @@ export {
   type ToolCall,
   ToolFailure,
   type ToolHandler,
-} from './executor.js';
-export {
-  type ExecutorRecord,
-  type ExecutorStore,
-  ExecutorStoreError,
-  fileStore,
-  type KeptCall,
-  type KeptTurn,
-} from './executor-store.js';
+} from './executor-types.js';
 export { LaunchError, type LaunchedDaemon, type LaunchOptions, launchDaemon } from './launch.js';
 export {
   LoginConnectionLost,

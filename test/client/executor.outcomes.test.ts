@@ -1,12 +1,8 @@
 import { once } from 'node:events';
 import type { Test } from 'tap';
 import t from 'tap';
-import {
-  type ApplicationExecutor,
-  ExecutorLostError,
-  ToolFailure,
-  type ToolHandler,
-} from '../../client/executor.js';
+import type { ApplicationExecutor } from '../../client/executor.js';
+import { ExecutorLostError, ToolFailure, type ToolHandler } from '../../client/executor-types.js';
 import { FIFTEEN_MINUTES, until } from '../routes/session.resources.fixture.js';
 import { type LookupSession, lookupSession } from './lookup-session.js';
 

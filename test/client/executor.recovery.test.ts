@@ -1,8 +1,8 @@
 import type { Test } from 'tap';
 import t from 'tap';
-import type { InterruptedDecision, ToolHandler } from '../../client/executor.js';
-import { ToolFailure } from '../../client/executor.js';
 import type { ExecutorRecord, ExecutorStore } from '../../client/executor-store.js';
+import type { InterruptedDecision, ToolHandler } from '../../client/executor-types.js';
+import { ToolFailure } from '../../client/executor-types.js';
 import { MagiClient } from '../../client/magi-client.js';
 import type { TerminalPayload } from '../../client/wire-types.js';
 import { FIFTEEN_MINUTES, until } from '../routes/session.resources.fixture.js';
