@@ -11,13 +11,14 @@ import {
 import type { NameCatalog, ResourceKind } from '../resources/names.js';
 import type { ResourceInput } from '../resources/resource-input.js';
 import { utf8ByteLength } from '../resources/unicode.js';
+import { RegistryLifetimes } from './registry-lifetimes.js';
 import { type RegistryLimits, registryLimits } from './registry-limits.js';
 import { parseClearPayload, parseRegisterPayload, parseUnregisterPayload } from './registry-payloads.js';
 import { registryRefusals } from './registry-refusals.js';
 import { buildRegistrySnapshot, SharedSnapshot, type SnapshotPin } from './registry-snapshot.js';
 import { type RegisteredBy, type ResourceDescriptor, ResourceRevision } from './resource-revision.js';
 import { RetainedBudget, type RetainedFigures } from './retained-budget.js';
-import { SessionRegistry } from './session-registry.js';
+import type { SessionRegistry } from './session-registry.js';
 import {
   type RegisterResult,
   type RegistrationGuard,
@@ -85,9 +86,7 @@ export class ResourceRegistry {
   readonly #reader: WorkspaceReader;
   readonly #limits: RegistryLimits;
   readonly #budget: RetainedBudget;
-  readonly #registries = new Map<string, SessionRegistry>();
-  /** Turn preparations and accepted work per session, whether or not a registry exists yet. */
-  readonly #protections = new Map<string, number>();
+  readonly #lifetimes: RegistryLifetimes;
   #staged: StagedRegistration | null = null;
   readonly #host: StagingHost;
 
@@ -99,6 +98,7 @@ export class ResourceRegistry {
     this.#reader = options.reader;
     this.#limits = registryLimits(options.limits);
     this.#budget = new RetainedBudget(this.#limits);
+    this.#lifetimes = new RegistryLifetimes(this.#clock, this.#limits, this.#budget);
     this.#host = {
       capture: (plan) => this.#capture(plan),
       publish: (plan, revision) => this.#publish(plan, revision),
@@ -111,7 +111,7 @@ export class ResourceRegistry {
 
   /** `session.resources.list`: the first list creates an empty registry with an unpredictable revision. */
   list(sessionId: string): RegistryListing {
-    const registry = this.#controlled(sessionId) ?? this.#create(sessionId);
+    const registry = this.#lifetimes.controlled(sessionId) ?? this.#lifetimes.create(sessionId);
     return { registry_revision: registry.revision, entries: registry.descriptors() };
   }
 
@@ -127,14 +127,14 @@ export class ResourceRegistry {
   ): StagedRegistration {
     const { expected_revision: expectedRevision, resource } = parseRegisterPayload(payload);
     if (this.#budget.captureHeld) throw registryRefusals.captureBusy();
-    this.#sweepDue();
+    this.#lifetimes.sweepDue();
     this.#catalog().assertAvailable(resource.name);
 
-    let registry = this.#controlled(sessionId);
+    let registry = this.#lifetimes.controlled(sessionId);
     const existing = registry?.named(resource.name);
     assertExpectedRevision(existing, resource.kind, expectedRevision);
 
-    registry ??= this.#create(sessionId);
+    registry ??= this.#lifetimes.create(sessionId);
     if (!existing) this.#assertKindRoom(registry, resource.kind);
     const knownBytes = knownSourceBytes(resource);
     if (registry.bytes - (existing?.chargedBytes ?? 0) + knownBytes > this.#limits.registry_bytes) {
@@ -162,7 +162,7 @@ export class ResourceRegistry {
   /** `session.resources.unregister`: by resource id and its current revision. */
   unregister(sessionId: string, payload: unknown): UnregisterResult {
     const { resource_id: resourceId, expected_revision: expectedRevision } = parseUnregisterPayload(payload);
-    const registry = this.#controlled(sessionId);
+    const registry = this.#lifetimes.controlled(sessionId);
     const revision = registry?.withResourceId(resourceId);
     if (!registry || !revision) throw registryRefusals.resourceNotFound();
     if (revision.revisionId !== expectedRevision) throw registryRefusals.staleRevision();
@@ -178,7 +178,7 @@ export class ResourceRegistry {
   /** `session.resources.clear`: an already-empty registry keeps its revision. */
   clear(sessionId: string, payload: unknown): ClearResult {
     const { expected_registry_revision: expected } = parseClearPayload(payload);
-    const registry = this.#controlled(sessionId);
+    const registry = this.#lifetimes.controlled(sessionId);
     if (!registry || registry.revision !== expected) throw registryRefusals.staleRegistryRevision();
     const removed = registry.clear();
     for (const revision of removed) this.#budget.release(revision);
@@ -188,19 +188,13 @@ export class ResourceRegistry {
   /** The session has a (new) controller: a claim or a takeover. Staging of the previous authority is dropped. */
   controlStarted(sessionId: string): void {
     this.#discardStagingOf(sessionId);
-    const registry = this.#live(sessionId);
-    if (!registry) return;
-    registry.claimed = true;
-    this.#settleLifetime(registry);
+    this.#lifetimes.claimed(sessionId, true);
   }
 
   /** The session has no controller any more (release, close, disconnect). */
   controlEnded(sessionId: string): void {
     this.#discardStagingOf(sessionId);
-    const registry = this.#live(sessionId);
-    if (!registry) return;
-    registry.claimed = false;
-    this.#settleLifetime(registry);
+    this.#lifetimes.claimed(sessionId, false);
   }
 
   /**
@@ -209,19 +203,7 @@ export class ResourceRegistry {
    * protection of an unclaimed registry is released.
    */
   protect(sessionId: string): () => void {
-    const registry = this.#live(sessionId);
-    this.#protections.set(sessionId, (this.#protections.get(sessionId) ?? 0) + 1);
-    if (registry) this.#settleLifetime(registry);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const remaining = (this.#protections.get(sessionId) ?? 1) - 1;
-      if (remaining === 0) this.#protections.delete(sessionId);
-      else this.#protections.set(sessionId, remaining);
-      const current = this.#live(sessionId);
-      if (current) this.#settleLifetime(current);
-    };
+    return this.#lifetimes.protect(sessionId);
   }
 
   /**
@@ -232,14 +214,14 @@ export class ResourceRegistry {
    * snapshot would not fit.
    */
   snapshot(sessionId: string): SnapshotPin | null {
-    const registry = this.#live(sessionId);
+    const registry = this.#lifetimes.live(sessionId);
     if (!registry) return null;
     const catalog = this.#catalog();
     for (const revision of registry.revisions()) catalog.assertAvailable(revision.name);
     if (registry.shared?.pinned) return registry.shared.pin();
 
     const snapshot = buildRegistrySnapshot(sessionId, registry.revision, registry.revisions());
-    this.#sweepDue();
+    this.#lifetimes.sweepDue();
     this.#budget.assertSnapshotRoom(snapshot.instruction_bytes);
     for (const revision of snapshot.resources) this.#budget.retain(revision);
     this.#budget.addSnapshot(snapshot.instruction_bytes);
@@ -254,29 +236,28 @@ export class ResourceRegistry {
 
   /** How many resources the session's live registry holds; 0 without one. Never creates a registry. */
   entryCount(sessionId: string): number {
-    return this.#live(sessionId)?.size ?? 0;
+    return this.#lifetimes.live(sessionId)?.size ?? 0;
   }
 
   /** Whether the session has a live registry. */
   has(sessionId: string): boolean {
-    return this.#live(sessionId) !== undefined;
+    return this.#lifetimes.live(sessionId) !== undefined;
   }
 
   stats(): RegistryStats {
     let claimed = 0;
     let idle = 0;
     let resources = 0;
-    for (const [sessionId, registry] of this.#registries) {
-      if (this.#expireIfDue(sessionId, registry)) continue;
+    for (const registry of this.#lifetimes.all()) {
       if (registry.claimed) claimed++;
       if (registry.idle) idle++;
       resources += registry.size;
     }
     return {
-      registries: this.#registries.size,
+      registries: this.#lifetimes.size,
       claimed_registries: claimed,
       idle_registries: idle,
-      protected_sessions: this.#protections.size,
+      protected_sessions: this.#lifetimes.protectedSessions,
       registered_resources: resources,
       ...this.#budget.figures(),
     };
@@ -287,10 +268,7 @@ export class ResourceRegistry {
    * Pins keep working; nothing expires any more.
    */
   close(): void {
-    for (const registry of this.#registries.values()) {
-      registry.idle?.cancel();
-      registry.idle = null;
-    }
+    this.#lifetimes.stopTimers();
     this.#staged?.discard(registryRefusals.shuttingDown());
   }
 
@@ -333,14 +311,14 @@ export class ResourceRegistry {
 
   #publish(plan: RegistrationPlan, revision: ResourceRevision): RegisterResult {
     if (!plan.guard()) throw registryRefusals.authorityEnded();
-    const registry = this.#live(plan.sessionId);
+    const registry = this.#lifetimes.live(plan.sessionId);
     if (registry !== plan.registry) throw registryRefusals.registryGone();
     const existing = registry.named(revision.name);
     assertExpectedRevision(existing, revision.kind, plan.expectedRevision);
     this.#catalog().assertAvailable(revision.name);
 
     if (!existing) this.#assertKindRoom(registry, revision.kind);
-    this.#sweepDue();
+    this.#lifetimes.sweepDue();
     if (
       registry.bytes - (existing?.chargedBytes ?? 0) + revision.chargedBytes >
       this.#limits.registry_bytes
@@ -381,79 +359,6 @@ export class ResourceRegistry {
     if (registry.combinedSkillBytesWith(name, instructionBytes) > this.#limits.combined_skill_bytes) {
       throw registryRefusals.combinedSkillBytes();
     }
-  }
-
-  #create(sessionId: string): SessionRegistry {
-    this.#sweepDue();
-    if (this.#registries.size + 1 > this.#limits.registry_sessions) throw registryRefusals.registrySessions();
-    const registry = new SessionRegistry(sessionId);
-    this.#registries.set(sessionId, registry);
-    return registry;
-  }
-
-  /**
-   * The registry as its controller uses it. A request of the current controller proves the session is
-   * claimed, even where the claim itself was not reported.
-   */
-  #controlled(sessionId: string): SessionRegistry | undefined {
-    const registry = this.#live(sessionId);
-    if (registry && !registry.claimed) {
-      registry.claimed = true;
-      this.#settleLifetime(registry);
-    }
-    return registry;
-  }
-
-  /** The session's registry unless absent or expired; an expired one is removed first. */
-  #live(sessionId: string): SessionRegistry | undefined {
-    const registry = this.#registries.get(sessionId);
-    if (!registry || this.#expireIfDue(sessionId, registry)) return undefined;
-    return registry;
-  }
-
-  #expireIfDue(sessionId: string, registry: SessionRegistry): boolean {
-    if (!registry.idle || this.#clock.now() < registry.idle.at) return false;
-    this.#remove(sessionId, registry);
-    return true;
-  }
-
-  /**
-   * Applies the lifetime rules after a claim, protection or release changed: an empty unclaimed registry
-   * goes at once; a claimed or protected one has no deadline; otherwise the idle timer runs, started when
-   * the last protection ended and not restarted by later calls.
-   */
-  #settleLifetime(registry: SessionRegistry): void {
-    const sessionId = registry.sessionId;
-    if (!registry.claimed && registry.size === 0) {
-      this.#remove(sessionId, registry);
-      return;
-    }
-    if (registry.claimed || this.#protections.has(sessionId)) {
-      registry.idle?.cancel();
-      registry.idle = null;
-      return;
-    }
-    if (registry.idle) return;
-    registry.idle = deadlineAt(this.#clock, this.#clock.now() + this.#limits.registry_idle_timeout_ms, () => {
-      if (this.#registries.get(sessionId) === registry) this.#remove(sessionId, registry);
-    });
-  }
-
-  /**
-   * Removes every registry whose deadline has passed, so that no count or budget decision counts a
-   * registry that has expired but whose timer has not run yet.
-   */
-  #sweepDue(): void {
-    for (const [sessionId, registry] of this.#registries) this.#expireIfDue(sessionId, registry);
-  }
-
-  /** Expiry or emptiness: the registry goes; pinned snapshots keep their revisions charged. */
-  #remove(sessionId: string, registry: SessionRegistry): void {
-    registry.idle?.cancel();
-    registry.idle = null;
-    this.#registries.delete(sessionId);
-    for (const revision of registry.clear()) this.#budget.release(revision);
-    registry.shared = null;
   }
 }
 
