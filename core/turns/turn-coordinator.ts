@@ -1,78 +1,23 @@
-import type { AgentToolbox } from '../agent/agent-toolbox.js';
 import { PROVIDER_REASONING_SUMMARY } from '../capabilities/describe.js';
-import type { Clock } from '../clock.js';
-import type { ConfinedWorkspace } from '../confinement/confined-workspace.js';
 import { WireError } from '../errors.js';
-import type { ExecutorRegistry } from '../executors/executor-registry.js';
 import type { PendingCall } from '../executors/executor-types.js';
-import type { HistoryStore } from '../history/history-store.js';
 import { newId } from '../ids.js';
 import { OPERATION_RETENTION_MS } from '../limits.js';
 import type { ChatProvider, ModelSelection } from '../provider/chat-provider.js';
 import type { ReasoningSummary } from '../provider/reasoning-summaries.js';
-import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ActiveTurn } from './active-turn.js';
-import type { AcceptedController, ApplicationManifest } from './application-manifest.js';
 import { CallDispatcher, hashedId } from './call-dispatcher.js';
 import { ClaimSnapshots, type ClaimSnapshotView, EMPTY_SNAPSHOT } from './claim-snapshots.js';
 import { DaemonRounds } from './daemon-rounds.js';
-import type { EvidenceStore } from './evidence-store.js';
 import { summaryActivity } from './summary-activity.js';
 import { type ToolResultPayload, validateToolResult } from './tool-result.js';
-import { type ApplicationSelection, admitApplication } from './turn-admission.js';
-import type { TurnEvent, TurnSink } from './turn-events.js';
+import { admitApplication } from './turn-admission.js';
+import type { TurnEvent } from './turn-events.js';
 import { daemonFailure, TurnEnding } from './turn-failure.js';
 import { interruptedTerminal, recoverInterruptedTurns, TurnHistory } from './turn-history.js';
+import type { TurnAcceptance, TurnCoordinatorOptions, TurnStart } from './turn-requests.js';
 import { runTurn } from './turn-worker.js';
 
-export interface TurnCoordinatorOptions {
-  clock: Clock;
-  history: HistoryStore;
-  registry: ResourceRegistry;
-  executors: ExecutorRegistry;
-  /** The configured provider, or null: turns are then refused with `provider_unavailable`. */
-  provider: ChatProvider | null;
-  sink: TurnSink;
-  /** Reconnect evidence of the turns of profile connections. */
-  evidence: EvidenceStore;
-  /** The operation ledger: a turn's operation is accepted at admission and settled with its terminal. */
-  operations: {
-    accept(operationId: string, result: unknown): void;
-    settle(operationId: string, outcome: { ok: true; result: unknown }): void;
-  };
-  /** The daemon's own tools, offered to every turn beside its application tools. */
-  toolbox: AgentToolbox;
-  /** Read once at startup: the home's `AGENTS.md` and the installed skills' index ('' when absent). */
-  instructions: { home: string; skillIndex: string };
-  /** Keeps the daemon from its idle stop while a turn runs; returns the release. */
-  holdIdle: () => () => void;
-  /**
-   * Told when a turn completed and none of its session's earlier turns had, once its terminal is durable
-   * and sent: the terminal never waits for what this starts.
-   */
-  firstTurnCompleted?: (sessionId: string, prompt: string, answer: string, selection: ModelSelection) => void;
-}
-
-export interface TurnStart {
-  sessionId: string;
-  operationId: string;
-  connectionId: string;
-  /** Whether the initiating connection selected `application_resources_v1`. */
-  selected: boolean;
-  controller: AcceptedController;
-  prompt: string;
-  /** The session's workspace. */
-  workspace: ConfinedWorkspace;
-  application: ApplicationSelection | undefined;
-  /** The model settings at admission, which the turn keeps to its end; null when no model is selected. */
-  selection: ModelSelection | null;
-}
-
-export interface TurnAcceptance {
-  turn_id: string;
-  status: 'accepted';
-  application_manifest?: ApplicationManifest | null;
-}
 
 interface RetainedTerminal {
   payload: (selected: boolean) => Record<string, unknown>;
