@@ -10,15 +10,26 @@ import {
 } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OPERATION_LIMITS, OPERATION_RETENTION_MS, PROFILE_LIMITS } from '../core/limits.js';
+import { PROFILE_LIMITS } from '../core/limits.js';
 import { type ChildServer, startChildServer } from './child-server.js';
 import { benchOptions } from './cli-options.js';
 import { DirectLoop } from './direct-turn.js';
-import { loadAverage, printTable } from './report.js';
-import { median, percentile } from './stats.js';
+import { loadAverage } from './report.js';
+import { percentile } from './stats.js';
 import { startTracedChild, straceUnavailable } from './traced-child.js';
 import { TurnConnection } from './turn-connection.js';
 import type { ProviderSpent, TurnTiming } from './turn-fixture.js';
+import {
+  type Collected,
+  describeRetention,
+  integer,
+  type Latency,
+  micros,
+  printResults,
+  RAISED_RETENTION,
+  type RunResult,
+  SAMPLE_MS,
+} from './turn-report.js';
 
 /**
  * Turn bench: turns per second, each with one tool call, through the daemon and through a direct loop
@@ -56,15 +67,11 @@ overhead: a turn's wall time less the provider's time on its two requests and th
   client: for the direct loop fetch and the loopback, for the daemon everything it adds on top. With
   more than one session it includes the turns' waiting for each other.`;
 
-const TARGET = { sessions: 32, ratio: 0.5 } as const;
 const STALL_MS = 10_000;
-const SAMPLE_MS = 100;
 const FSYNC_PROBES = 50;
 const FSYNC_WARMUP_TURNS = 10;
 const TRACED_SYSCALLS = ['fsync', 'fdatasync'] as const;
 /** turn.start and turn.application_tool_result: the operations one turn with one call retains. */
-const OPERATIONS_PER_TURN = 2;
-const RAISED_RETENTION = 1_048_576;
 
 const { values, usageError, numberOption } = benchOptions(USAGE, {
   seconds: { type: 'string', default: '2' },
@@ -92,37 +99,8 @@ const profileDir = values['profile-dir'];
 
 type Subject = 'direct' | 'daemon';
 
-interface Latency {
-  p50Micros: number;
-  p99Micros: number;
-}
-
-interface RunResult {
-  turnsPerSecond: number;
-  overhead: Latency;
-  /** Request bytes the provider received per turn, both requests together. */
-  providerBytesPerTurn: number;
-  /** Connections the provider accepted during the run. */
-  providerConnections: number;
-  /** Turns each session ran in the run, warm-up included. */
-  turnsPerSession: number;
-  /** Daemon runs: its largest VmRSS sampled in the measured window, and its VmRSS after set-up, in bytes. */
-  rss: { peak: number; setUp: number } | null;
-}
-
-interface Collected {
-  direct: RunResult[];
-  daemon: RunResult[];
-  ratios: number[];
-}
-
 const servers: ChildServer[] = [];
 let scratch: string | null = null;
-
-const integer = (value: number) => Math.round(value).toString();
-const micros = (latency: Latency) => `${integer(latency.p50Micros)}/${integer(latency.p99Micros)}`;
-const mebibytes = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MiB`;
-const thousands = (value: number) => value.toLocaleString('en-US');
 
 function latencyOf(sortedNs: Float64Array): Latency {
   return { p50Micros: percentile(sortedNs, 0.5) / 1_000, p99Micros: percentile(sortedNs, 0.99) / 1_000 };
@@ -326,61 +304,6 @@ async function measureSessions(sessions: number, subjects: Subjects, collected: 
   }
 }
 
-const medianOf = (runs: readonly RunResult[], figure: (run: RunResult) => number) => median(runs.map(figure));
-const medianLatency = (runs: readonly RunResult[]): Latency => ({
-  p50Micros: medianOf(runs, (run) => run.overhead.p50Micros),
-  p99Micros: medianOf(runs, (run) => run.overhead.p99Micros),
-});
-
-function printResults(results: Map<number, Collected>): void {
-  const rows = [...results].map(([sessions, { direct, daemon, ratios }]) => [
-    String(sessions),
-    integer(medianOf(direct, (run) => run.turnsPerSecond)),
-    integer(medianOf(daemon, (run) => run.turnsPerSecond)),
-    median(ratios).toFixed(2),
-    micros(medianLatency(direct)),
-    micros(medianLatency(daemon)),
-  ]);
-  printTable(
-    [
-      'sessions',
-      'direct turns/s',
-      'daemon turns/s',
-      'ratio',
-      'direct overhead p50/p99 µs',
-      'daemon overhead p50/p99 µs',
-    ],
-    rows,
-  );
-  console.log('');
-  const target = results.get(TARGET.sessions);
-  if (target) {
-    const ratio = median(target.ratios);
-    const verdict = ratio >= TARGET.ratio ? 'PASS' : 'BELOW';
-    console.log(
-      `${TARGET.sessions} sessions: ${ratio.toFixed(2)} of the direct loop (target ${TARGET.ratio.toFixed(2)}) ${verdict}`,
-    );
-  }
-  for (const [sessions, { direct, daemon }] of results) {
-    const figure = (runs: readonly RunResult[], of: (run: RunResult) => number) =>
-      integer(medianOf(runs, of));
-    console.log(
-      `${sessions} session(s): turns per session in a run direct ${figure(direct, (run) => run.turnsPerSession)}, ` +
-        `daemon ${figure(daemon, (run) => run.turnsPerSession)}; provider request bytes per turn ` +
-        `direct ${figure(direct, (run) => run.providerBytesPerTurn)}, daemon ${figure(daemon, (run) => run.providerBytesPerTurn)}; ` +
-        `provider connections opened per run direct ${figure(direct, (run) => run.providerConnections)}, ` +
-        `daemon ${figure(daemon, (run) => run.providerConnections)}`,
-    );
-  }
-  const most = Math.max(...results.keys());
-  const daemonRuns = results.get(most)!.daemon;
-  console.log(
-    `daemon RSS with ${most} turn(s) in flight: ${mebibytes(medianOf(daemonRuns, (run) => run.rss!.peak))} ` +
-      `(the largest VmRSS sampled every ${SAMPLE_MS} ms in the measured window, median of the rounds; ` +
-      `${mebibytes(medianOf(daemonRuns, (run) => run.rss!.setUp))} once its sessions were set up)`,
-  );
-}
-
 /**
  * fsync and fdatasync calls per turn of a daemon child of its own, started under strace, counted over
  * `fsyncTurns` turns at each session count: the turns of concurrent sessions share group commits.
@@ -423,22 +346,6 @@ async function measureDurableWrites(provider: Provider, workspace: string): Prom
   return (
     `fsyncs per turn: ${figures.join(', ')} (${TRACED_SYSCALLS.join(' + ')} of the daemon and its threads ` +
     `under strace -f, over about ${fsyncTurns} turns at each session count after ${FSYNC_WARMUP_TURNS} uncounted)`
-  );
-}
-
-function describeRetention(): string {
-  const ledgerTurns = OPERATION_LIMITS.table_operations / OPERATIONS_PER_TURN;
-  const evidenceTurns = PROFILE_LIMITS.evidence_turns;
-  const windowSeconds = OPERATION_RETENTION_MS / 1_000;
-  const ceiling = Math.min(ledgerTurns, evidenceTurns);
-  return (
-    `retention: as built, a daemon keeps ${thousands(OPERATION_LIMITS.table_operations)} operation outcomes ` +
-    `(${thousands(OPERATION_LIMITS.connection_operations)} per connection, ${OPERATIONS_PER_TURN} per turn here) ` +
-    `and ${thousands(evidenceTurns)} turns of evidence, each for ` +
-    `${windowSeconds} s after it settles, and refuses turns beyond either: at most ${thousands(ceiling)} such turns ` +
-    `per ${windowSeconds} s (${(ceiling / windowSeconds).toFixed(2)} turns/s sustained). The bench's daemons raise ` +
-    `both bounds to ${thousands(RAISED_RETENTION)} (bench/turn-daemon.ts); what they keep of earlier turns is in ` +
-    `the RSS above.`
   );
 }
 
