@@ -18,7 +18,6 @@ import { interruptedTerminal, recoverInterruptedTurns, TurnHistory } from './tur
 import type { TurnAcceptance, TurnCoordinatorOptions, TurnStart } from './turn-requests.js';
 import { runTurn } from './turn-worker.js';
 
-
 interface RetainedTerminal {
   payload: (selected: boolean) => Record<string, unknown>;
   at: number;

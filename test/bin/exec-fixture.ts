@@ -4,22 +4,19 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { connectSocket, type WireClient } from '../../client/wire-client.js';
 import { isAlive } from '../../config/daemon-record.js';
+import { magidArguments } from '../helpers/magid-command.js';
 import { ScriptedProvider } from '../helpers/scripted-provider.js';
 import { WITHOUT_TEST_HOOKS } from '../helpers/without-test-hooks.js';
 import {
   childEnv,
   type Exit,
   MagidProcess,
-  PROJECT_ROOT,
   type StartedDaemon,
   shortTempDir,
   sleep,
   startDaemon,
 } from '../process/spawn-daemon.js';
 
-/** The loader `--import tsx` names, by path, so that a command runs from any directory. */
-const TSX = import.meta.resolve('tsx');
-export const MAGID = join(PROJECT_ROOT, 'bin', 'magid.ts');
 /** Sockets go to `<home>/run`, whatever the machine's runtime directory. */
 export const ENV = { XDG_RUNTIME_DIR: '' };
 
@@ -57,7 +54,7 @@ export interface RunOptions {
 
 /** `magid <args>` from the sources, in `cwd`, as a user runs it; killed if still running when the test ends. */
 export function runMagidIn(t: Test, args: readonly string[], options: RunOptions): MagidProcess {
-  const child = spawn('/usr/bin/env', [...WITHOUT_TEST_HOOKS, '--import', TSX, MAGID, ...args], {
+  const child = spawn('/usr/bin/env', [...WITHOUT_TEST_HOOKS, ...magidArguments(), ...args], {
     cwd: options.cwd,
     env: { ...childEnv(), ...ENV, ...options.env },
     stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

@@ -1,7 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import t, { type Test } from 'tap';
+import { magidArguments } from '../helpers/magid-command.js';
 import { childEnv } from '../process/spawn-daemon.js';
-import { ENV, MAGID, magid, scene, serveHome } from './exec-fixture.js';
+import { ENV, magid, scene, serveHome } from './exec-fixture.js';
 
 t.setTimeout(120_000);
 
@@ -9,7 +10,6 @@ t.setTimeout(120_000);
 const script = spawnSync('script', ['--version'], { encoding: 'utf8' });
 const noScript = script.status === 0 ? false : 'util-linux script is not installed';
 
-const TSX = import.meta.resolve('tsx');
 const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
 
 /** `magid <args>` with stdin, stdout and stderr on one pseudo-terminal; everything it drew, and its exit. */
@@ -22,9 +22,7 @@ function underTerminal(
 ): Promise<{ code: number | null; drawn: string }> {
   // Unset inside the terminal: the test runner puts its own variables back into every child it spawns.
   const unsetting = ['NODE_OPTIONS', 'NODE_V8_COVERAGE', ...unset].flatMap((name) => ['-u', name]);
-  const command = ['env', ...unsetting, process.execPath, '--import', TSX, MAGID, ...args]
-    .map(quote)
-    .join(' ');
+  const command = ['env', ...unsetting, process.execPath, ...magidArguments(), ...args].map(quote).join(' ');
   const child = spawn('script', ['-qefc', command, '/dev/null'], {
     cwd,
     env: { ...childEnv(), ...ENV, TERM: 'xterm-256color', ...env },

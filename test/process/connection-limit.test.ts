@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { DESCRIPTOR_RESERVE } from '../../core/endpoint/descriptor-limit.js';
 import { SERVICE_LIMITS } from '../../core/limits.js';
+import { magidArguments } from '../helpers/magid-command.js';
 import {
   childEnv,
   logLines,
@@ -166,7 +167,8 @@ function serveWithOpenFiles(t: Test, openFiles: number, socket: string, home: st
         `ulimit -n ${openFiles} && exec "$@"`,
         'sh',
         ...['/usr/bin/env', '-u', 'NODE_OPTIONS', '-u', 'NODE_V8_COVERAGE', process.execPath],
-        ...['--import', 'tsx', 'bin/magid.ts', 'serve', '--socket', socket, '--home', home],
+        ...magidArguments(),
+        ...['serve', '--socket', socket, '--home', home],
       ],
       { cwd: PROJECT_ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
     ),

@@ -1,12 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { WireClient } from '../../client/wire-client.js';
+import { magidArguments, PROJECT_ROOT } from '../helpers/magid-command.js';
 import { WITHOUT_TEST_HOOKS } from '../helpers/without-test-hooks.js';
 
-/** The project root: `bin/magid.ts` runs from here. */
-export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export { PROJECT_ROOT };
 
 /** How long a daemon may take to print its ready line (TypeScript is compiled on the fly). */
 const READY_TIMEOUT_MS = 20_000;
@@ -139,8 +137,7 @@ export function runMagid(
   stdin: 'ignore' | 'pipe' = 'ignore',
   nodeArgs: readonly string[] = [],
 ): MagidProcess {
-  const node = [...WITHOUT_TEST_HOOKS, ...nodeArgs, '--import', 'tsx'];
-  const child = spawn('/usr/bin/env', [...node, 'bin/magid.ts', ...args], {
+  const child = spawn('/usr/bin/env', [...WITHOUT_TEST_HOOKS, ...nodeArgs, ...magidArguments(), ...args], {
     cwd: PROJECT_ROOT,
     env: { ...childEnv(), ...env },
     stdio: [stdin, 'pipe', 'pipe'],

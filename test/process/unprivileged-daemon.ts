@@ -11,6 +11,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { WireClient } from '../../client/wire-client.js';
+import { magidArguments } from '../helpers/magid-command.js';
 import { WITHOUT_TEST_HOOKS } from '../helpers/without-test-hooks.js';
 import { childEnv, logged, MagidProcess, PROJECT_ROOT, type StdioDaemon } from './spawn-daemon.js';
 
@@ -60,6 +61,12 @@ export async function startUnprivilegedStdio(
   t: Tap,
   options: { home: string; args?: readonly string[]; env?: NodeJS.ProcessEnv },
 ): Promise<StdioDaemon> {
+  const readable = readableByOthers(PROJECT_ROOT);
+  const checkout = readable ? PROJECT_ROOT : mkdtempSync('/var/tmp/magi-checkout-');
+  if (!readable) {
+    chmodSync(checkout, 0o755);
+    t.teardown(() => rmSync(checkout, { recursive: true, force: true }));
+  }
   const setpriv = [
     '/usr/bin/setpriv',
     `--reuid=${NOBODY.uid}`,
@@ -70,9 +77,7 @@ export async function startUnprivilegedStdio(
     '--',
     '/usr/bin/env',
     ...WITHOUT_TEST_HOOKS,
-    '--import',
-    'tsx',
-    'bin/magid.ts',
+    ...magidArguments(checkout),
     'stdio',
     '--home',
     options.home,
@@ -80,10 +85,7 @@ export async function startUnprivilegedStdio(
   ];
   let command: string[] = setpriv;
   let cwd = PROJECT_ROOT;
-  if (!readableByOthers(PROJECT_ROOT)) {
-    const place = mkdtempSync('/var/tmp/magi-checkout-');
-    chmodSync(place, 0o755);
-    t.teardown(() => rmSync(place, { recursive: true, force: true }));
+  if (!readable) {
     command = [
       '/usr/bin/unshare',
       '--mount',
@@ -95,7 +97,7 @@ export async function startUnprivilegedStdio(
       'mount --bind "$1" "$2" && cd "$2" && shift 2 && exec "$@"',
       'sh',
       PROJECT_ROOT,
-      place,
+      checkout,
       ...setpriv,
     ];
     cwd = '/';
