@@ -1,10 +1,8 @@
 import { lstatSync, opendirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  type DiscoveredSkill,
   SKILL_FILE_NAME,
   type SkillDiscovery,
-  type UnusedEntry,
   type UnusedEntryReason,
 } from '../core/skills/skill-discovery.js';
 import { SKILL_LIMITS } from '../core/skills/skill-limits.js';
