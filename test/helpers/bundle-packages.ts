@@ -1,22 +1,30 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { BUNDLED_PACKAGES, bundleFolder, bundleManifest, installedVersion } from './package-bundles.js';
+
+/**
+ * Packages the test processes load bundled: TypeBox alone is 681 ES modules, each of which passes the
+ * test runner's and tsx's module hooks, which cost a test file a second of CPU.
+ */
+const BUNDLED_PACKAGES = ['typebox'];
+
+const BUNDLES = join('node_modules', '.cache', 'magid-test-bundles');
+
+function packageJson(name: string): { version: string; exports: object } {
+  return JSON.parse(readFileSync(join('node_modules', name, 'package.json'), 'utf8'));
+}
 
 /**
  * Run before the tests (`npm test`'s pretest): each package of BUNDLED_PACKAGES is bundled, every export
  * of it an entry of one esbuild build with shared chunks, so that its modules keep one state between
- * entries. A test process then loads the package as a few files instead of hundreds (TypeBox is 681 ES
- * modules, each of them passing the test runner's and tsx's module hooks).
+ * entries. load-package-bundles.mjs then resolves the package's specifiers to the bundle, as long as the
+ * installed version is the one it was made from.
  */
+rmSync(BUNDLES, { recursive: true, force: true });
 for (const name of BUNDLED_PACKAGES) {
-  const folder = bundleFolder(name);
-  rmSync(folder, { recursive: true, force: true });
+  const folder = join(BUNDLES, name.replace('/', '+'));
   mkdirSync(folder, { recursive: true });
-  const exported = Object.keys(
-    (JSON.parse(readFileSync(join('node_modules', name, 'package.json'), 'utf8')) as { exports: object })
-      .exports,
-  ).filter((subpath) => !subpath.includes('*'));
+  const exported = Object.keys(packageJson(name).exports).filter((subpath) => !subpath.includes('*'));
   const entries: Record<string, string> = {};
   for (const subpath of exported) {
     const specifier = subpath === '.' ? name : `${name}/${subpath.slice(2)}`;
@@ -42,13 +50,14 @@ for (const name of BUNDLED_PACKAGES) {
   const files = Object.fromEntries(
     Object.entries(entries).map(([specifier, entry]) => [
       specifier,
-      join(folder, 'out', entry.slice(folder.length + 1)),
+      join(process.cwd(), folder, 'out', entry.slice(folder.length + 1)),
     ]),
   );
   writeFileSync(
-    bundleManifest(name),
+    join(folder, 'manifest.json'),
     JSON.stringify({
-      version: installedVersion(name),
+      name,
+      version: packageJson(name).version,
       files,
       outputs: Object.keys(result.metafile.outputs).length,
     }),
