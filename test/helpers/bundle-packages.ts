@@ -3,15 +3,24 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 
 /**
- * Packages the test processes load bundled: TypeBox alone is 681 ES modules, each of which passes the
- * test runner's and tsx's module hooks, which cost a test file a second of CPU.
+ * Packages the test processes load bundled: each ES module passes the test runner's and tsx's module
+ * hooks, and TypeBox alone is 681 of them, which cost a test file a second of CPU. zod (with its 64
+ * locales) and zod-to-json-schema are what the MCP SDK loads; uuid is the runner's own.
  */
-const BUNDLED_PACKAGES = ['typebox'];
+const BUNDLED_PACKAGES = ['typebox', 'zod', 'zod-to-json-schema', 'uuid'];
 
 const BUNDLES = join('node_modules', '.cache', 'magid-test-bundles');
 
 function packageJson(name: string): { version: string; exports: object } {
   return JSON.parse(readFileSync(join('node_modules', name, 'package.json'), 'utf8'));
+}
+
+/** The subpaths a package exports that a bundle can stand for: not patterns, not its package.json. */
+function exportedSubpaths(name: string): string[] {
+  const subpaths = Object.keys(packageJson(name).exports);
+  // An `exports` of conditions only ({ import, require }) exports the package itself.
+  if (!subpaths.some((subpath) => subpath.startsWith('.'))) return ['.'];
+  return subpaths.filter((subpath) => !subpath.includes('*') && subpath !== './package.json');
 }
 
 /**
@@ -24,9 +33,8 @@ rmSync(BUNDLES, { recursive: true, force: true });
 for (const name of BUNDLED_PACKAGES) {
   const folder = join(BUNDLES, name.replace('/', '+'));
   mkdirSync(folder, { recursive: true });
-  const exported = Object.keys(packageJson(name).exports).filter((subpath) => !subpath.includes('*'));
   const entries: Record<string, string> = {};
-  for (const subpath of exported) {
+  for (const subpath of exportedSubpaths(name)) {
     const specifier = subpath === '.' ? name : `${name}/${subpath.slice(2)}`;
     const entry = join(folder, `entry-${Object.keys(entries).length}.mjs`);
     // `export *` leaves a default export behind.
@@ -44,6 +52,8 @@ for (const name of BUNDLED_PACKAGES) {
     outdir: join(folder, 'out'),
     entryNames: '[name]',
     outExtension: { '.js': '.mjs' },
+    // A bundled package another one imports stays one module state: it is left to its own bundle.
+    external: BUNDLED_PACKAGES.filter((other) => other !== name).flatMap((other) => [other, `${other}/*`]),
     metafile: true,
     logLevel: 'warning',
   });
