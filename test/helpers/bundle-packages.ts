@@ -5,9 +5,10 @@ import { build } from 'esbuild';
 /**
  * Packages the test processes load bundled: each ES module passes the test runner's and tsx's module
  * hooks, and TypeBox alone is 681 of them, which cost a test file a second of CPU. zod (with its 64
- * locales) and zod-to-json-schema are what the MCP SDK loads; uuid is the runner's own.
+ * locales) and zod-to-json-schema are what the MCP SDK loads; uuid, diff, rimraf and mkdirp are the
+ * runner's own.
  */
-const BUNDLED_PACKAGES = ['typebox', 'zod', 'zod-to-json-schema', 'uuid'];
+const BUNDLED_PACKAGES = ['typebox', 'zod', 'zod-to-json-schema', 'uuid', 'diff', 'rimraf', 'mkdirp'];
 
 const BUNDLES = join('node_modules', '.cache', 'magid-test-bundles');
 
@@ -15,12 +16,14 @@ function packageJson(name: string): { version: string; exports: object } {
   return JSON.parse(readFileSync(join('node_modules', name, 'package.json'), 'utf8'));
 }
 
-/** The subpaths a package exports that a bundle can stand for: not patterns, not its package.json. */
+/** The subpaths a package exports that a bundle can stand for: not patterns or folders, not its package.json. */
 function exportedSubpaths(name: string): string[] {
   const subpaths = Object.keys(packageJson(name).exports);
   // An `exports` of conditions only ({ import, require }) exports the package itself.
   if (!subpaths.some((subpath) => subpath.startsWith('.'))) return ['.'];
-  return subpaths.filter((subpath) => !subpath.includes('*') && subpath !== './package.json');
+  return subpaths.filter(
+    (subpath) => !subpath.includes('*') && !subpath.endsWith('/') && subpath !== './package.json',
+  );
 }
 
 /**

@@ -24,5 +24,5 @@ for (const folder of existsSync(bundles) ? readdirSync(bundles) : []) {
   }
 }
 if (Object.keys(entries).length > 0) {
-  register('./package-bundles-hooks.mjs', import.meta.url, { data: entries });
+  register('./package-bundles-hooks.mjs', import.meta.url, { data: { root, entries } });
 }
