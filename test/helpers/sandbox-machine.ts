@@ -50,7 +50,8 @@ export async function rootDirectory(t: Tap): Promise<string> {
 
 /**
  * The ids of processes whose command line, its arguments joined by spaces, contains `marker` (or is it
- * exactly: the command itself, not the shells and the sandbox that carry it in their arguments).
+ * exactly: the command itself, not the shells and the sandbox that carry it in their arguments). Test
+ * files run side by side, so a marker belongs to one file (test/helpers/process-markers.test.ts).
  */
 export async function processesWith(marker: string, exact = false): Promise<number[]> {
   const found: number[] = [];

@@ -288,7 +288,7 @@ t.test(
   async (t) => {
     const commands = await testSandbox(t, { control, bounds });
     const workspace = await rootDirectory(t);
-    killOnTeardown(t, 'sleep 98772', 'sleep 98773', 'sleep 98774');
+    killOnTeardown(t, 'sleep 98782', 'sleep 98783', 'sleep 98784');
     // Inside, a cgroup namespace shows the command's group as the root: its path is read from outside.
     const groups = async (marker: string) => {
       await processStarted(marker);
@@ -311,13 +311,13 @@ t.test(
     );
     const stopFirst = new AbortController();
     const firstRun = commands.run({
-      command: 'sleep 98773',
+      command: 'sleep 98783',
       workspace: ownFolder(workspace),
       session: 'ses_test',
       timeoutMs: 60_000,
       signal: stopFirst.signal,
     });
-    const first = await groups('sleep 98773');
+    const first = await groups('sleep 98783');
     t.match(first[0], /command-2$/, 'the command is in its memory group');
     t.match(first[1], /command-2$/, 'and in its pids group');
     stopFirst.abort();
@@ -326,19 +326,19 @@ t.test(
     // Its process left in the background keeps the group busy until the kernel has killed it.
     const stopSecond = new AbortController();
     const secondRun = commands.run({
-      command: 'sleep 98772 & sleep 98774',
+      command: 'sleep 98782 & sleep 98784',
       workspace: ownFolder(workspace),
       session: 'ses_test',
       timeoutMs: 60_000,
       signal: stopSecond.signal,
     });
-    const second = await groups('sleep 98774');
+    const second = await groups('sleep 98784');
     t.match(second[1], /command-3$/);
     stopSecond.abort();
     await secondRun;
-    t.same(await processesLeft('sleep 98772'), [], 'the process it left in the background is gone');
+    t.same(await processesLeft('sleep 98782'), [], 'the process it left in the background is gone');
     await until(() => gone(second), 'and so is its group');
-    await run(commands, workspace, 'sleep 98772 & true');
+    await run(commands, workspace, 'sleep 98782 & true');
     await commands.close();
     t.notOk(existsSync(join(first[1]!, '..')), 'close removes the last group and the daemon’s own');
   },
