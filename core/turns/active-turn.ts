@@ -1,7 +1,9 @@
+import { setMaxListeners } from 'node:events';
+import { BUILTIN_LIMITS } from '../agent/builtin-limits.js';
 import type { DaemonCall } from '../agent/daemon-call.js';
 import type { PlanStep } from '../agent/plan.js';
 import type { ConfinedWorkspace } from '../confinement/confined-workspace.js';
-import { PROFILE_LIMITS } from '../limits.js';
+import { PROFILE_LIMITS, PROVIDER_LIMITS } from '../limits.js';
 import type { McpTool } from '../mcp/mcp-servers.js';
 import type { SnapshotPin } from '../registry/registry-snapshot.js';
 import type { BuiltinToolName } from '../resources/builtin-tools.js';
@@ -52,7 +54,7 @@ export class ActiveTurn {
   readonly #providerCallIds = new Map<string | null, Set<string>>();
   /** The plan the model last sent with `update_plan`, or null. */
   plan: PlanStep[] | null = null;
-  readonly abort = new AbortController();
+  readonly abort = turnAbort();
   #sequence = 0;
   #text = '';
   #activityDropped = 0;
@@ -136,4 +138,15 @@ export class ActiveTurn {
     this.#stopped(ending);
     return true;
   }
+}
+
+/**
+ * Everything a turn waits on listens to its signal at once: each of its built-in calls (its subagents'
+ * included), a round's application calls, and the provider requests of its loops. Node warns of a leak
+ * past ten listeners; a turn at its bounds has more, and removes each when it settles.
+ */
+function turnAbort(): AbortController {
+  const abort = new AbortController();
+  setMaxListeners(BUILTIN_LIMITS.calls_per_turn + PROVIDER_LIMITS.tool_calls_per_round + 16, abort.signal);
+  return abort;
 }

@@ -63,6 +63,10 @@ async function replayAll(client: WireClient, session: string) {
 t.test(
   'the largest terminal a turn makes replays whole: 128 built-in calls, a subagent, the largest plan and answer',
   async (t) => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    t.teardown(() => process.off('warning', onWarning));
     const { daemon, provider } = await turnDaemon(t);
     const plan = largestPlanArguments();
     t.ok(utf8ByteLength(plan.text) <= PROFILE_LIMITS.argument_bytes);
@@ -109,6 +113,7 @@ t.test(
       { error: { code: 'call_limit' } },
       'the 129th call refused',
     );
+    t.same(warnings, [], 'its calls waiting together on the turn warn of no leak');
 
     const { records, largestPage } = await replayAll(client, session);
     t.ok(largestPage <= WIRE_LIMITS.payload_bytes, 'every page fits a payload');
