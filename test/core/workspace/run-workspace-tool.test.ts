@@ -265,11 +265,10 @@ t.test('the capture matrix applied to every tool, on the pool threads', async (t
   const tools = new WorkspaceTools({ clock: systemClock, threads: 3 });
   t.teardown(() => tools.close(5_000));
   const calls = callsOf(s, ROWS);
-  const signal = new AbortController().signal;
   const outcomes = await Promise.all(
     // Each call its own session's, so that all three threads take part.
     calls.map((call, index) =>
-      tools.run(s.request(call.tool, call.args, call.options), signal, `ses_${index}`),
+      tools.run(s.request(call.tool, call.args, call.options), new AbortController().signal, `ses_${index}`),
     ),
   );
   for (const [index, call] of calls.entries()) checkOutcome(t, call, outcomes[index]!);
