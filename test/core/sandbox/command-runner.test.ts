@@ -200,7 +200,8 @@ t.test(
     const being = await run(
       commands,
       home,
-      'echo "HOME=$HOME"; cat notes.txt project/code.txt; cat project/.env .ssh/id_ed25519 .cache/huggingface/token; ls -A .ssh; cat .cache/pip/wheel .local/state/x',
+      // The refusals of the covered files go to stderr, which a loaded machine may deliver after stdout.
+      'echo "HOME=$HOME"; cat notes.txt project/code.txt; cat project/.env .ssh/id_ed25519 .cache/huggingface/token 2>/dev/null; ls -A .ssh; cat .cache/pip/wheel .local/state/x',
     );
     t.match(being.output, new RegExp(`^HOME=${home}\nhome noteshome code`), 'the home is the workspace');
     t.notMatch(being.output, /sk-home/, 'its credentials are covered, at every depth');
