@@ -142,8 +142,8 @@ export class ActiveTurn {
 
 /**
  * Everything a turn waits on listens to its signal at once: each of its built-in calls (its subagents'
- * included), a round's application calls, and the provider requests of its loops. Node warns of a leak
- * past ten listeners; a turn at its bounds has more, and removes each when it settles.
+ * included), a round's application calls, and the provider requests of its loops (16 is room for those).
+ * Node warns of a leak past ten listeners; a turn at its bounds has more, and removes each when it settles.
  */
 function turnAbort(): AbortController {
   const abort = new AbortController();
