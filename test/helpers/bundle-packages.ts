@@ -12,13 +12,9 @@ const BUNDLED_PACKAGES = ['typebox', 'zod', 'zod-to-json-schema', 'uuid', 'diff'
 
 const BUNDLES = join('node_modules', '.cache', 'magid-test-bundles');
 
-function packageJson(name: string): { version: string; exports: object } {
-  return JSON.parse(readFileSync(join('node_modules', name, 'package.json'), 'utf8'));
-}
-
 /** The subpaths a package exports that a bundle can stand for: not patterns or folders, not its package.json. */
-function exportedSubpaths(name: string): string[] {
-  const subpaths = Object.keys(packageJson(name).exports);
+function exportedSubpaths(exports: object): string[] {
+  const subpaths = Object.keys(exports);
   // An `exports` of conditions only ({ import, require }) exports the package itself.
   if (!subpaths.some((subpath) => subpath.startsWith('.'))) return ['.'];
   return subpaths.filter(
@@ -36,8 +32,11 @@ rmSync(BUNDLES, { recursive: true, force: true });
 for (const name of BUNDLED_PACKAGES) {
   const folder = join(BUNDLES, name.replace('/', '+'));
   mkdirSync(folder, { recursive: true });
+  const { version, exports } = JSON.parse(
+    readFileSync(join('node_modules', name, 'package.json'), 'utf8'),
+  ) as { version: string; exports: object };
   const entries: Record<string, string> = {};
-  for (const subpath of exportedSubpaths(name)) {
+  for (const subpath of exportedSubpaths(exports)) {
     const specifier = subpath === '.' ? name : `${name}/${subpath.slice(2)}`;
     const entry = join(folder, `entry-${Object.keys(entries).length}.mjs`);
     // `export *` leaves a default export behind.
@@ -70,7 +69,7 @@ for (const name of BUNDLED_PACKAGES) {
     join(folder, 'manifest.json'),
     JSON.stringify({
       name,
-      version: packageJson(name).version,
+      version,
       files,
       outputs: Object.keys(result.metafile.outputs).length,
     }),

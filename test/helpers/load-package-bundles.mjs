@@ -5,24 +5,26 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { register } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bundles = join(root, 'node_modules', '.cache', 'magid-test-bundles');
 
-/** @type {Record<string, string>} */
+/** @type {Record<string, { url: string, installed: string }>} */
 const entries = {};
 for (const folder of existsSync(bundles) ? readdirSync(bundles) : []) {
   const manifestFile = join(bundles, folder, 'manifest.json');
   if (!existsSync(manifestFile)) continue;
   /** @type {{ name: string, version: string, files: Record<string, string> }} */
   const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
-  const installed = join(root, 'node_modules', manifest.name, 'package.json');
-  if (!existsSync(installed)) continue;
-  if (JSON.parse(readFileSync(installed, 'utf8')).version === manifest.version) {
-    Object.assign(entries, manifest.files);
+  const installed = join(root, 'node_modules', manifest.name);
+  const installedManifest = join(installed, 'package.json');
+  if (!existsSync(installedManifest)) continue;
+  if (JSON.parse(readFileSync(installedManifest, 'utf8')).version !== manifest.version) continue;
+  for (const [specifier, file] of Object.entries(manifest.files)) {
+    entries[specifier] = { url: pathToFileURL(file).href, installed: pathToFileURL(`${installed}/`).href };
   }
 }
 if (Object.keys(entries).length > 0) {
-  register('./package-bundles-hooks.mjs', import.meta.url, { data: { root, entries } });
+  register('./package-bundles-hooks.mjs', import.meta.url, { data: entries });
 }
