@@ -79,13 +79,14 @@ t.test(
     await serveHome(t, home, providerArgs);
     provider.replyToolCalls([{ id: 'c1', name: 'read_file', arguments: '{"path":"notes.md"}' }]);
     provider.reply(['It says ', 'tea is green.']);
-    // The test runner asks its children for no color: a user's terminal does not.
+    // The test runner asks its children for no color and CI machines set CI (which Node reads as a
+    // terminal of two colors): a user's terminal does neither.
     const { code, drawn } = await underTerminal(
       t,
       ['exec', '--home', home, 'What does notes.md say?'],
       workspace,
       {},
-      ['NO_COLOR', 'FORCE_COLOR'],
+      ['NO_COLOR', 'FORCE_COLOR', 'CI'],
     );
     t.equal(code, 0, drawn);
     t.match(
