@@ -1,14 +1,10 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { DAEMON } from '../config/daemon.js';
 import { daemonTarget, serveSettings, stdioSettings } from '../config/settings.js';
-import { status, stop } from './control-client.js';
 import { declareExec, usageExits } from './exec/exec-command.js';
-import { exec } from './exec/run-exec.js';
-import { replay } from './replay.js';
-import { schema } from './schema.js';
-import { serve } from './serve.js';
-import { sessions } from './sessions.js';
-import { stdio } from './stdio.js';
+
+// Each command loads its own modules when it runs: the daemon's (serve, stdio) take most of a second to
+// load, which `magid exec`, `status` and the rest would otherwise pay on every start.
 
 function nonNegativeInteger(value: string): number {
   if (!/^\d{1,10}$/.test(value)) throw new InvalidArgumentError('expected a whole number of milliseconds');
@@ -39,18 +35,20 @@ daemonOptions(
   )
   .option('--debug-http', 'serve read-only debug routes over plain HTTP on the same socket')
   .action(async (flags) => {
+    const { serve } = await import('./serve.js');
     process.exit(await serve(serveSettings(flags)));
   });
 
 daemonOptions(
   program.command('stdio').description('serve one client, the parent process, over stdin and stdout'),
 ).action(async (flags) => {
+  const { stdio } = await import('./stdio.js');
   process.exit(await stdio(stdioSettings(flags)));
 });
 
-for (const [name, description, run] of [
-  ['status', 'show the running daemon status', status],
-  ['stop', 'ask the running daemon to drain and exit', stop],
+for (const [name, description] of [
+  ['status', 'show the running daemon status'],
+  ['stop', 'ask the running daemon to drain and exit'],
 ] as const) {
   program
     .command(name)
@@ -58,11 +56,12 @@ for (const [name, description, run] of [
     .option('--socket <path>', 'the daemon socket')
     .option('--home <dir>', 'the daemon home, to find its default socket')
     .action(async (flags) => {
+      const run = (await import('./control-client.js'))[name];
       process.exitCode = await run(await daemonTarget(flags));
     });
 }
 
-declareExec(program, exec);
+declareExec(program, async (settings) => (await import('./exec/run-exec.js')).exec(settings));
 
 usageExits(
   program
@@ -72,6 +71,7 @@ usageExits(
     .option('--socket <path>', 'the daemon socket')
     .option('--json', 'one JSON line per session'),
 ).action(async (flags) => {
+  const { sessions } = await import('./sessions.js');
   process.exitCode = await sessions(flags);
 });
 
@@ -84,12 +84,14 @@ usageExits(
     .option('--socket <path>', 'the daemon socket')
     .option('--json', 'one JSON line per history record, as session.replay returns it'),
 ).action(async (session: string, flags) => {
+  const { replay } = await import('./replay.js');
   process.exitCode = await replay(session, flags);
 });
 
 usageExits(
   program.command('schema').description('print the wire protocol as one JSON Schema 2020-12 document'),
 ).action(async () => {
+  const { schema } = await import('./schema.js');
   process.exitCode = await schema();
 });
 

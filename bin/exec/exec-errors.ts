@@ -1,4 +1,4 @@
-import { WireCallError } from '../../client/index.js';
+import { WireCallError } from '../../client/wire-client.js';
 
 /** Exit statuses of `magid exec`, `magid sessions` and `magid replay`. */
 export const EXIT = {
