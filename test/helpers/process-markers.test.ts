@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import t from 'tap';
-import { PROJECT_ROOT } from '../process/spawn-daemon.js';
+import { PROJECT_ROOT } from './magid-command.js';
 
 // Test files run side by side: a file that looks for, waits on or kills the processes running a
 // marker (`sleep` and a number of five digits or more) would find another file's as well, so every
