@@ -9,6 +9,7 @@ import { MagiClient } from '../../client/magi-client.js';
 import { isAlive } from '../../config/daemon-record.js';
 import { firstLine, spawnPlainNode } from '../core/endpoint/plain-node.js';
 import { fakeClock } from '../helpers/fake-clock.js';
+import { TYPESCRIPT_LOADER } from '../helpers/typescript-loader.js';
 import { WITHOUT_TEST_HOOKS } from '../helpers/without-test-hooks.js';
 import { PROJECT_ROOT } from '../process/spawn-daemon.js';
 
@@ -27,7 +28,15 @@ async function probe(
 ): Promise<Record<string, unknown>> {
   const child = spawn(
     'env',
-    [...WITHOUT_TEST_HOOKS, '--import', 'tsx', 'test/client/fixtures/connect-probe.ts', mode, home, socket],
+    [
+      ...WITHOUT_TEST_HOOKS,
+      '--import',
+      TYPESCRIPT_LOADER,
+      'test/client/fixtures/connect-probe.ts',
+      mode,
+      home,
+      socket,
+    ],
     { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let stdout = '';

@@ -3,10 +3,9 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 
 /**
- * Packages the test processes load bundled: each ES module passes the test runner's and tsx's module
- * hooks, and TypeBox alone is 681 of them, which cost a test file a second of CPU. zod (with its 64
- * locales) and zod-to-json-schema are what the MCP SDK loads; uuid, diff, rimraf and mkdirp are the
- * runner's own.
+ * Packages the test processes load bundled: each ES module passes the test runner's module hooks, and
+ * TypeBox alone is 681 of them, which cost a test file a second of CPU. zod (with its 64 locales) and
+ * zod-to-json-schema are what the MCP SDK loads; uuid, diff, rimraf and mkdirp are the runner's own.
  */
 const BUNDLED_PACKAGES = ['typebox', 'zod', 'zod-to-json-schema', 'uuid', 'diff', 'rimraf', 'mkdirp'];
 

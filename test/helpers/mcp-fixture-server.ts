@@ -1,12 +1,15 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TYPESCRIPT_LOADER } from './typescript-loader.js';
 import { WITHOUT_TEST_HOOKS } from './without-test-hooks.js';
 
 const FIXTURE = resolve(dirname(fileURLToPath(import.meta.url)), '../fixtures/mcp-server.ts');
-/** By URL, so the fixture's loader resolves wherever the child starts (a private directory, or a cwd). */
-const TSX = import.meta.resolve('tsx');
 
 /** A `config.json` entry of `mcp_servers` running the fixture server (test/fixtures/mcp-server.ts) in `mode`. */
 export function fixtureServerConfig(mode: string, extra: Record<string, unknown> = {}) {
-  return { command: 'env', args: [...WITHOUT_TEST_HOOKS, '--import', TSX, FIXTURE, mode], ...extra };
+  return {
+    command: 'env',
+    args: [...WITHOUT_TEST_HOOKS, '--import', TYPESCRIPT_LOADER, FIXTURE, mode],
+    ...extra,
+  };
 }

@@ -57,7 +57,7 @@ interface Lockfile {
 
 /**
  * The environment for npm and node children: nothing of an enclosing npm script, and not the runner's
- * NODE_OPTIONS, whose `--import=tsx` cannot be resolved from the app's folder. The test runner's process
+ * NODE_OPTIONS, whose hooks run the checkout's TypeScript and have no place in an installed app. The test runner's process
  * tracking puts its own NODE_OPTIONS back into any child whose environment has none, so this one has an
  * option that changes nothing the test looks at.
  */

@@ -11,7 +11,8 @@ const MODULE = fileURLToPath(new URL('../../../core/endpoint/inherited-descripto
 /**
  * Run in a process started with a file open at descriptor 40 without FD_CLOEXEC, as a launcher's shell can
  * leave one (Node marks the lowest few itself; bash, unlike sh, opens one that high): what a child of that
- * process sees of the file before and after the descriptors are marked.
+ * process sees of the file before and after the descriptors are marked. It runs under the test process's
+ * own TypeScript hooks, which its NODE_OPTIONS carry.
  */
 const SCRIPT = `
 import { spawnSync } from 'node:child_process';
@@ -40,14 +41,13 @@ function text(stream: Readable): Promise<string> {
 t.test('a descriptor inherited without FD_CLOEXEC is marked, and a child no longer gets it', async (t) => {
   const directory = await mkdtemp(join(tmpdir(), 'magi-inherited-test-'));
   t.teardown(() => rm(directory, { recursive: true, force: true }));
-  const script = join(directory, 'marks.mts');
+  const script = join(directory, 'marks.ts');
   await writeFile(script, SCRIPT);
   const written = join(directory, 'written');
-  const child = spawn(
-    '/bin/bash',
-    ['-c', 'exec "$0" --import tsx "$1" 40>"$2"', process.execPath, script, written],
-    { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+  const child = spawn('/bin/bash', ['-c', 'exec "$0" "$1" 40>"$2"', process.execPath, script, written], {
+    cwd: process.cwd(),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const [output] = await Promise.all([
     text(child.stdout!),
     new Promise((resolve) => child.once('exit', resolve)),

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { WORKSPACE_TOOL_LIMITS } from '../../../core/workspace/workspace-tool-limits.js';
+import { TYPESCRIPT_LOADER } from '../../helpers/typescript-loader.js';
 import { WITHOUT_TEST_HOOKS } from '../../helpers/without-test-hooks.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -31,7 +32,7 @@ function killedAfter(workspace: string, writes: number, delayMs: number): Promis
     [
       ...WITHOUT_TEST_HOOKS,
       '--import',
-      'tsx',
+      TYPESCRIPT_LOADER,
       SCRIPT,
       workspace,
       'target.txt',
