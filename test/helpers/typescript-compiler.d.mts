@@ -1,0 +1,2 @@
+export declare const CACHE: string;
+export declare function compiledTypeScript(path: string): Promise<string>;
