@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import { startModuleWorker } from '../../core/module-worker.js';
+import { shortTempDir } from '../process/spawn-daemon.js';
 
 const ECHO = new URL('./fixtures/worker-echo.ts', import.meta.url);
 
@@ -37,9 +37,7 @@ t.test("without MAGID_TYPESCRIPT_HOOKS a TypeScript module starts under tsx's ho
 });
 
 t.test('a JavaScript module starts directly', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'module-worker-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'echo.mjs');
+  const file = join(shortTempDir(t), 'echo.mjs');
   writeFileSync(
     file,
     "import { parentPort, workerData } from 'node:worker_threads'; parentPort.postMessage(workerData);",

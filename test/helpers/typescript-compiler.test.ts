@@ -1,15 +1,7 @@
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { shortTempDir } from '../process/spawn-daemon.js';
 import { CACHE, compiledTypeScript as compile } from './typescript-compiler.mjs';
 
 /** The cache's entries holding `text`. */
@@ -21,9 +13,7 @@ function entriesWith(text: string): string[] {
 t.test(
   'a TypeScript file compiles once to JavaScript with its source map, and again once it changes',
   async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'typescript-compiler-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const file = join(dir, 'typed.ts');
+    const file = join(shortTempDir(t), 'typed.ts');
     const value = Date.now();
     writeFileSync(file, `export const answer: number = ${value};\n`);
     const first = await compile(file);
